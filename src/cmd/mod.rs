@@ -1,0 +1,73 @@
+//! The command line: one file per subcommand (xsv's layout, STYLE.md), each a clap
+//! `Args` and a `run` returning the process exit code.
+//!
+//! Exit codes: 0 success, 1 reserved for findings a command is asked to fail on
+//! (the regression gate), 2 usage or input error (including any problem under `--strict`).
+
+pub mod guards;
+pub mod replay;
+
+use clap::{Parser, Subcommand};
+use std::process::ExitCode;
+
+pub const EXIT_OK: u8 = 0;
+pub const EXIT_INPUT: u8 = 2;
+
+#[derive(Debug, Parser)]
+#[command(
+    name = "hindsight",
+    version,
+    about = "Replay coding-agent harness guards over recorded telemetry",
+    long_about = "Replay coding-agent harness guards over recorded telemetry.\n\n\
+        hindsight reads recorded runs (.omnius/ dumps), re-runs the harness guards (work orders) \
+        over each trajectory, and reports which guard would have fired at which turn and how many \
+        tokens it would have saved.",
+    after_help = "Examples:\n  hindsight replay corpora/\n  hindsight replay runs/ --format json --out report.json\n  hindsight guards\n\n\
+        Exit codes: 0 success, 1 findings a command was asked to fail on, 2 usage or input error."
+)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Replay the guards over recorded runs and report firings and savings.
+    Replay(replay::Args),
+    /// List the guard catalogue: id, work order, seed section, defaults.
+    Guards(guards::Args),
+}
+
+pub fn run(cli: Cli) -> ExitCode {
+    let code = match cli.command {
+        Command::Replay(args) => replay::run(args),
+        Command::Guards(args) => guards::run(args),
+    };
+    match code {
+        Ok(code) => ExitCode::from(code),
+        Err(e) if is_broken_pipe(&e) => ExitCode::from(EXIT_OK),
+        Err(e) => {
+            eprintln!("error: {e:#}");
+            ExitCode::from(EXIT_INPUT)
+        }
+    }
+}
+
+/// A closed stdout (`hindsight replay | head`) is not an error.
+fn is_broken_pipe(e: &anyhow::Error) -> bool {
+    e.chain().any(|c| {
+        c.downcast_ref::<std::io::Error>()
+            .is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
+    })
+}
+
+/// Writes to `--out FILE` when given, else stdout.
+pub fn output(path: Option<&std::path::Path>) -> anyhow::Result<Box<dyn std::io::Write>> {
+    use anyhow::Context;
+    Ok(match path {
+        Some(p) => Box::new(std::io::BufWriter::new(
+            std::fs::File::create(p).with_context(|| format!("{}: cannot create", p.display()))?,
+        )),
+        None => Box::new(std::io::BufWriter::new(std::io::stdout().lock())),
+    })
+}

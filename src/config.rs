@@ -1,0 +1,89 @@
+//! Guard settings: the seeds' defaults, overridden from a JSON file or `guard.key=value`.
+//!
+//! The file maps guard ids to partial settings objects, e.g.
+//! `{"convergence_breaker": {"abandon": 6}}`. Unknown guards and unknown keys are errors,
+//! so a typo never silently leaves a default in place.
+
+use crate::guards::{registry, Configured};
+use serde_json::{Map, Value};
+use std::collections::BTreeMap;
+use std::path::Path;
+
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Config {
+    /// Settings objects by guard id; absent guards use their defaults.
+    pub guards: BTreeMap<String, Value>,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigError {
+    #[error("{path}: {message}")]
+    File { path: String, message: String },
+    #[error("unknown guard `{0}` (see `hindsight guards`)")]
+    UnknownGuard(String),
+    #[error("guard `{guard}`: {message}")]
+    Settings { guard: String, message: String },
+    #[error("`{0}`: expected guard.key=value")]
+    Assignment(String),
+}
+
+impl Config {
+    pub fn from_file(path: &Path) -> Result<Self, ConfigError> {
+        let shown = path.display().to_string();
+        let text = std::fs::read_to_string(path).map_err(|e| ConfigError::File {
+            path: shown.clone(),
+            message: e.to_string(),
+        })?;
+        let map: BTreeMap<String, Value> =
+            serde_json::from_str(&text).map_err(|e| ConfigError::File {
+                path: shown,
+                message: e.to_string(),
+            })?;
+        let config = Self { guards: map };
+        config.build()?;
+        Ok(config)
+    }
+
+    /// Applies `guard.key=value`; the value is read as JSON, else taken as a string.
+    pub fn set(&mut self, assignment: &str) -> Result<(), ConfigError> {
+        let (path, value) = assignment
+            .split_once('=')
+            .ok_or_else(|| ConfigError::Assignment(assignment.into()))?;
+        let (guard, key) = path
+            .split_once('.')
+            .ok_or_else(|| ConfigError::Assignment(assignment.into()))?;
+        let value = serde_json::from_str(value).unwrap_or_else(|_| Value::String(value.into()));
+        let section = self
+            .guards
+            .entry(guard.to_string())
+            .or_insert_with(|| Value::Object(Map::new()));
+        if let Value::Object(map) = section {
+            map.insert(key.to_string(), value);
+        }
+        self.build().map(|_| ())
+    }
+
+    /// One fresh instance of every registered guard, configured.
+    pub fn build(&self) -> Result<Vec<Configured>, ConfigError> {
+        let entries = registry();
+        if let Some(unknown) = self
+            .guards
+            .keys()
+            .find(|id| !entries.iter().any(|e| e.info.id == id.as_str()))
+        {
+            return Err(ConfigError::UnknownGuard(unknown.clone()));
+        }
+        entries
+            .into_iter()
+            .map(|entry| {
+                let guard = (entry.build)(self.guards.get(entry.info.id)).map_err(|e| {
+                    ConfigError::Settings {
+                        guard: entry.info.id.to_string(),
+                        message: e.to_string(),
+                    }
+                })?;
+                Ok((entry, guard))
+            })
+            .collect()
+    }
+}

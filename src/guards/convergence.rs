@@ -1,0 +1,170 @@
+//! The convergence state machine shared by `convergence_breaker` and `diagnostic_delta`.
+//!
+//! Seed 000, WO-3: `totalRounds` of one failure family, carried across the sessions of a
+//! project, mapped to tiers `healthy < 2 <= converging_warn < 3 <= stalled < 5 <= abandon`;
+//! `resolve()` clears a family on success (WO-9 9c); the family is the canonical action
+//! family without error class (9b). What counts as *progress* (which decays the count)
+//! is the one thing the two guards disagree on, so it is a parameter here:
+//! WO-3's productive mutation, or the root refinement's falling diagnostic signal.
+
+use crate::normalize::{NormEvent, Step};
+use serde::{Deserialize, Serialize};
+use std::collections::HashMap;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Tier {
+    Healthy,
+    ConvergingWarn,
+    Stalled,
+    Abandon,
+}
+
+impl Tier {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Healthy => "healthy",
+            Self::ConvergingWarn => "converging_warn",
+            Self::Stalled => "stalled",
+            Self::Abandon => "abandon",
+        }
+    }
+}
+
+/// Tier boundaries in total rounds (seed 000 WO-3 defaults: 2, 3, 5).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct Thresholds {
+    pub converging_warn: u32,
+    pub stalled: u32,
+    pub abandon: u32,
+}
+
+impl Default for Thresholds {
+    fn default() -> Self {
+        Self {
+            converging_warn: 2,
+            stalled: 3,
+            abandon: 5,
+        }
+    }
+}
+
+impl Thresholds {
+    pub fn tier(&self, rounds: u32) -> Tier {
+        if rounds >= self.abandon {
+            Tier::Abandon
+        } else if rounds >= self.stalled {
+            Tier::Stalled
+        } else if rounds >= self.converging_warn {
+            Tier::ConvergingWarn
+        } else {
+            Tier::Healthy
+        }
+    }
+}
+
+/// What decays a family's round count.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Progress {
+    /// WO-3 as first shipped: any productive mutation since the family's last failure.
+    Mutation,
+    /// Root refinement: the failure signal dropped; worsening adds `worsening_step`
+    /// rounds; without a signal on both sides, fall back to [`Progress::Mutation`].
+    DiagnosticDelta { worsening_step: u32 },
+}
+
+#[derive(Debug, Clone, Default)]
+struct Track {
+    rounds: u32,
+    last_signal: Option<u32>,
+    /// The breaker's mutation counter at this family's last failure.
+    mutations_at_failure: u64,
+    /// Highest tier already reported on the current trajectory.
+    reported: Option<Tier>,
+}
+
+/// A family crossing into `stalled` or `abandon`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Escalation {
+    pub family: String,
+    pub tier: Tier,
+    pub rounds: u32,
+}
+
+/// The breaker: one per project, so the carry survives session boundaries.
+#[derive(Debug, Clone)]
+pub struct Breaker {
+    thresholds: Thresholds,
+    progress: Progress,
+    /// Keyed by (agent, family): a sub-agent's loop is its own trajectory.
+    tracks: HashMap<(String, String), Track>,
+    mutations: HashMap<String, u64>,
+}
+
+impl Breaker {
+    pub fn new(thresholds: Thresholds, progress: Progress) -> Self {
+        Self {
+            thresholds,
+            progress,
+            tracks: HashMap::new(),
+            mutations: HashMap::new(),
+        }
+    }
+
+    /// Feeds one event; returns an escalation when a family newly reaches stalled or abandon.
+    pub fn observe(&mut self, event: &NormEvent<'_>) -> Option<Escalation> {
+        let Step::Result { call, outcome, .. } = &event.step else {
+            return None;
+        };
+        let agent = event.agent.to_string();
+        let key = (agent.clone(), call.families.action.clone());
+        if outcome.success {
+            if outcome.mutation {
+                *self.mutations.entry(agent).or_default() += 1;
+            }
+            // resolve(): the work this family stood for now succeeds.
+            self.tracks.remove(&key);
+            return None;
+        }
+        let mutations = self.mutations.get(&agent).copied().unwrap_or(0);
+        let track = self.tracks.entry(key).or_default();
+        let mutated = track.rounds > 0 && mutations > track.mutations_at_failure;
+        let step = match self.progress {
+            Progress::Mutation => u32::from(!mutated),
+            Progress::DiagnosticDelta { worsening_step } => {
+                match (track.last_signal, outcome.signal) {
+                    (Some(before), Some(now)) if now < before => 0,
+                    (Some(before), Some(now)) if now > before => worsening_step,
+                    (Some(_), Some(_)) => 1,
+                    _ => u32::from(!mutated),
+                }
+            }
+        };
+        if step == 0 && track.rounds > 0 {
+            // Progress resets the cliff: this failure starts a new trajectory.
+            track.rounds = 1;
+            track.reported = None;
+        } else {
+            track.rounds = track.rounds.saturating_add(step.max(1));
+        }
+        track.last_signal = outcome.signal;
+        track.mutations_at_failure = mutations;
+        let tier = self.thresholds.tier(track.rounds);
+        if tier >= Tier::Stalled && track.reported < Some(tier) {
+            track.reported = Some(tier);
+            return Some(Escalation {
+                family: call.families.action.clone(),
+                tier,
+                rounds: track.rounds,
+            });
+        }
+        None
+    }
+
+    /// Current rounds of a family (for tests and reports).
+    pub fn rounds(&self, agent: &str, family: &str) -> u32 {
+        self.tracks
+            .get(&(agent.to_string(), family.to_string()))
+            .map_or(0, |t| t.rounds)
+    }
+}

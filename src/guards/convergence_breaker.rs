@@ -1,0 +1,67 @@
+//! `convergence_breaker`: the hard cliff on repeated failures of one action family.
+//!
+//! ## What it checks
+//! Counts the rounds of each canonical action family (seed 000 WO-9 9a/9b: normalized
+//! command, no error class) across the sessions of a project. At `stalled` (3 rounds) it
+//! would have told the model to stop patching and replan; at `abandon` (5) it would have
+//! ended the run as `terminal_incomplete`. A later success of the family resolves it
+//! (9c); a productive mutation since the family's last failure decays the count.
+//!
+//! ## Why it matters
+//! Without it the myactuator run repeated `forced_replan` forever: 15,342 dedup events,
+//! 15,505 tool failures (seed 000, "The failure signature").
+//!
+//! ## Seed
+//! seed 000 (`000_053cae7e53b598d3.txt`), WO-3 and WO-9 9b/9c. Progress here is WO-3's
+//! mutation rule; `diagnostic_delta` replays the root refinement's signal rule.
+
+use super::convergence::{Breaker, Progress, Thresholds, Tier};
+use super::{Effect, Firings, Guard, GuardInfo, Spec};
+use crate::normalize::{NormEvent, RunState};
+
+pub struct ConvergenceBreaker {
+    breaker: Breaker,
+}
+
+impl Spec for ConvergenceBreaker {
+    const INFO: GuardInfo = GuardInfo {
+        id: "convergence_breaker",
+        work_order: "WO-3",
+        seed: "000 WO-3, WO-9 9b/9c",
+        summary: "rounds of one canonical action family reach stalled (3) then abandon (5)",
+    };
+    type Settings = Thresholds;
+
+    fn new(settings: Thresholds) -> Self {
+        Self {
+            breaker: Breaker::new(settings, Progress::Mutation),
+        }
+    }
+}
+
+impl Guard for ConvergenceBreaker {
+    fn observe(&mut self, event: &NormEvent<'_>, _run: &RunState, firings: &mut Firings) {
+        if let Some(escalation) = self.breaker.observe(event) {
+            fire_escalation(event, &escalation, firings);
+        }
+    }
+}
+
+/// How both breaker guards report an escalation: `stalled` advises, `abandon` ends the run.
+pub fn fire_escalation(
+    event: &NormEvent<'_>,
+    e: &super::convergence::Escalation,
+    firings: &mut Firings,
+) {
+    let (effect, next) = match e.tier {
+        Tier::Abandon => (Effect::Terminal, "terminal_incomplete + report_incomplete"),
+        _ => (
+            Effect::Advisory,
+            "stop patching; regenerate or run_verification",
+        ),
+    };
+    firings
+        .fire(event.turn, event.agent, e.tier.as_str(), effect)
+        .family(e.family.clone())
+        .detail(format!("{} rounds; {next}", e.rounds));
+}

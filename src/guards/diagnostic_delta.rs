@@ -1,0 +1,82 @@
+//! `diagnostic_delta`: the breaker with progress measured by the verification signal.
+//!
+//! ## What it checks
+//! The same tiers and carry as `convergence_breaker`, but a failure only counts as
+//! progress when its own output's error count (`error:`, `error TS`, `error[`, `N failed`,
+//! `FAIL`) dropped since the family's previous failure; a rising count adds
+//! `worsening_step` rounds. Without a signal on both sides it falls back to the
+//! productive-mutation rule. So a futile edit loop (edit, rebuild, same errors) escalates,
+//! and a loop whose error count falls does not.
+//!
+//! ## Why it matters
+//! After WO-9 the myactuator model edited ~1000x without converging; mutation-based decay
+//! treated each edit as progress and the breaker never fired (seed 000, root refinement).
+//!
+//! ## Seed
+//! seed 000 (`000_053cae7e53b598d3.txt`), "Root refinement — progress = verification delta".
+
+use super::convergence::{Breaker, Progress, Thresholds};
+use super::convergence_breaker::fire_escalation;
+use super::{Firings, Guard, GuardInfo, Spec};
+use crate::normalize::{NormEvent, RunState};
+use serde::{Deserialize, Serialize};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct Settings {
+    pub converging_warn: u32,
+    pub stalled: u32,
+    pub abandon: u32,
+    /// Rounds added when the error count rises ("worsening escalates fastest").
+    pub worsening_step: u32,
+}
+
+impl Default for Settings {
+    fn default() -> Self {
+        let t = Thresholds::default();
+        Self {
+            converging_warn: t.converging_warn,
+            stalled: t.stalled,
+            abandon: t.abandon,
+            worsening_step: 2,
+        }
+    }
+}
+
+pub struct DiagnosticDelta {
+    breaker: Breaker,
+}
+
+impl Spec for DiagnosticDelta {
+    const INFO: GuardInfo = GuardInfo {
+        id: "diagnostic_delta",
+        work_order: "root refinement",
+        seed: "000 Root refinement",
+        summary: "breaker whose progress is a falling error count, not edit activity",
+    };
+    type Settings = Settings;
+
+    fn new(s: Settings) -> Self {
+        let thresholds = Thresholds {
+            converging_warn: s.converging_warn,
+            stalled: s.stalled,
+            abandon: s.abandon,
+        };
+        Self {
+            breaker: Breaker::new(
+                thresholds,
+                Progress::DiagnosticDelta {
+                    worsening_step: s.worsening_step,
+                },
+            ),
+        }
+    }
+}
+
+impl Guard for DiagnosticDelta {
+    fn observe(&mut self, event: &NormEvent<'_>, _run: &RunState, firings: &mut Firings) {
+        if let Some(escalation) = self.breaker.observe(event) {
+            fire_escalation(event, &escalation, firings);
+        }
+    }
+}

@@ -1,0 +1,283 @@
+//! `evidence_folding`: how much each context frame would shrink if evidence were folded.
+//!
+//! ## What it checks
+//! For every context-window frame it folds tool evidence by family, keeping the latest
+//! success, the latest mutation, the latest verification and the first and last
+//! unresolved failure of each family, and collapses repeated synthetic blocks (identical
+//! system messages once numbers are masked, such as focus-supervisor failures) into one
+//! counted summary. It fires `fold` for each frame that would shrink, with the tokens
+//! that frame's request would have saved, and reports retained and folded counts.
+//!
+//! ## Why it matters
+//! The dropbear run's final frame held dozens of `[RUN EVIDENCE]` and focus-supervisor
+//! messages; main context grew from ~73k to ~92.7k tokens (seed 001, Evidence Snapshot).
+//!
+//! ## Seed
+//! seed 001 (`001_d7c440e7b9955800.txt`), WO-TD-04.
+
+use super::{Effect, Firings, Guard, GuardInfo, Metrics, RunMeta, Spec};
+use crate::model::{tokens_from_chars, Frame, Message};
+use crate::normalize::{NormEvent, RunState, Step};
+use serde::{Deserialize, Serialize};
+use std::collections::{BTreeMap, HashMap};
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct Settings {
+    /// Marker that opens a harness evidence block in a system message.
+    pub evidence_marker: String,
+    /// A frame fires only when folding would save at least this many tokens.
+    pub min_tokens: u64,
+}
+
+impl Default for Settings {
+    fn default() -> Self {
+        Self {
+            evidence_marker: "[RUN EVIDENCE]".into(),
+            min_tokens: 1,
+        }
+    }
+}
+
+/// Characters of the one-line summary that replaces what was folded.
+const SUMMARY_CHARS: u64 = 48;
+
+pub struct EvidenceFolding {
+    settings: Settings,
+    totals: FoldPlan,
+    frames: u64,
+    frames_folded: u64,
+    tokens: u64,
+}
+
+impl Spec for EvidenceFolding {
+    const INFO: GuardInfo = GuardInfo {
+        id: "evidence_folding",
+        work_order: "WO-TD-04",
+        seed: "001 WO-TD-04",
+        summary: "evidence folded by family; repeated synthetic blocks collapse to one",
+    };
+    type Settings = Settings;
+
+    fn new(settings: Settings) -> Self {
+        Self {
+            settings,
+            totals: FoldPlan::default(),
+            frames: 0,
+            frames_folded: 0,
+            tokens: 0,
+        }
+    }
+}
+
+/// The outcome of folding one frame.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct FoldPlan {
+    pub retained: u64,
+    pub folded: u64,
+    /// Repeated synthetic blocks among `folded`.
+    pub repeats: u64,
+    pub folded_chars: u64,
+    pub summaries: u64,
+}
+
+impl Guard for EvidenceFolding {
+    fn begin_run(&mut self, _run: &RunMeta<'_>) {
+        *self = Self::new(std::mem::take(&mut self.settings));
+    }
+
+    fn observe(&mut self, event: &NormEvent<'_>, run: &RunState, firings: &mut Firings) {
+        let Step::Frame(frame) = &event.step else {
+            return;
+        };
+        self.frames += 1;
+        let plan = plan_frame(frame, run, &self.settings.evidence_marker);
+        let saved_chars = plan
+            .folded_chars
+            .saturating_sub(plan.summaries * SUMMARY_CHARS);
+        let tokens = frame_tokens(frame, saved_chars);
+        self.totals.retained += plan.retained;
+        self.totals.folded += plan.folded;
+        self.totals.repeats += plan.repeats;
+        if plan.folded == 0 || tokens < self.settings.min_tokens.max(1) {
+            return;
+        }
+        self.frames_folded += 1;
+        self.tokens += tokens;
+        firings
+            .fire(frame.turn, &frame.agent, "fold", Effect::Shrink { tokens })
+            .detail(format!(
+                "retained {}, folded {} ({} repeated blocks)",
+                plan.retained, plan.folded, plan.repeats
+            ));
+    }
+
+    fn finish_run(
+        &mut self,
+        _run: &RunMeta<'_>,
+        _state: &RunState,
+        _firings: &mut Firings,
+    ) -> Metrics {
+        let mut m = Metrics::new();
+        m.insert("frames".into(), self.frames.into());
+        m.insert("frames_folded".into(), self.frames_folded.into());
+        m.insert("retained".into(), self.totals.retained.into());
+        m.insert("folded".into(), self.totals.folded.into());
+        m.insert("repeated_blocks".into(), self.totals.repeats.into());
+        m.insert("tokens_shrunk".into(), self.tokens.into());
+        m
+    }
+}
+
+/// Tokens that `chars` of this frame stand for: scaled by the frame's own estimate when it
+/// has one, else by the fixed characters-per-token rate.
+fn frame_tokens(frame: &Frame, chars: u64) -> u64 {
+    let total = frame.chars();
+    match frame.estimated_tokens {
+        Some(est) if total > 0 => {
+            (u128::from(est) * u128::from(chars.min(total)) / u128::from(total)) as u64
+        }
+        _ => tokens_from_chars(chars),
+    }
+}
+
+/// How one piece of evidence stands in its family.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Item {
+    index: usize,
+    success: bool,
+    mutation: bool,
+    verification: bool,
+}
+
+/// Decides, for one frame, which evidence stays and which folds.
+pub fn plan_frame(frame: &Frame, run: &RunState, marker: &str) -> FoldPlan {
+    let mut families: BTreeMap<String, Vec<Item>> = BTreeMap::new();
+    let mut synthetic: HashMap<String, u64> = HashMap::new();
+    let mut plan = FoldPlan::default();
+    let mut folded_repeat_groups = 0;
+    for (index, message) in frame.messages.iter().enumerate() {
+        if let Some((family, item)) = evidence_item(index, message, run, marker) {
+            families.entry(family).or_default().push(item);
+        } else if message.role == "system" && index > 0 {
+            // The first message is the system prompt proper; later system messages are
+            // injected blocks, and an identical one repeated is pure noise.
+            let seen = synthetic.entry(mask_numbers(&message.content)).or_default();
+            *seen += 1;
+            if *seen > 1 {
+                plan.folded += 1;
+                plan.repeats += 1;
+                plan.folded_chars += message.content.len() as u64;
+                if *seen == 2 {
+                    folded_repeat_groups += 1;
+                }
+            } else {
+                plan.retained += 1;
+            }
+        }
+    }
+    plan.summaries += folded_repeat_groups;
+    for items in families.values() {
+        let keep = kept(items);
+        let folded: Vec<&Item> = items.iter().filter(|i| !keep.contains(&i.index)).collect();
+        plan.retained += keep.len() as u64;
+        if !folded.is_empty() {
+            plan.folded += folded.len() as u64;
+            plan.summaries += 1;
+            plan.folded_chars += folded
+                .iter()
+                .map(|i| frame.messages[i.index].content.len() as u64)
+                .sum::<u64>();
+        }
+    }
+    plan
+}
+
+/// Message indexes to keep: latest success, latest mutation, latest verification, and the
+/// first and last failure after the family's last success (the unresolved ones).
+fn kept(items: &[Item]) -> Vec<usize> {
+    let last = |pred: &dyn Fn(&Item) -> bool| items.iter().rev().find(|i| pred(i)).map(|i| i.index);
+    let last_success = items.iter().rposition(|i| i.success);
+    let unresolved: Vec<usize> = items[last_success.map_or(0, |p| p + 1)..]
+        .iter()
+        .filter(|i| !i.success)
+        .map(|i| i.index)
+        .collect();
+    let mut keep: Vec<usize> = [
+        last(&|i| i.success),
+        last(&|i| i.mutation),
+        last(&|i| i.verification),
+        unresolved.first().copied(),
+        unresolved.last().copied(),
+    ]
+    .into_iter()
+    .flatten()
+    .collect();
+    keep.sort_unstable();
+    keep.dedup();
+    keep
+}
+
+/// A tool message, or a system message opening with the evidence marker, as
+/// (family, item). Linked evidence takes its call's family and outcome; an unlinked
+/// evidence block is keyed by its masked first line.
+fn evidence_item(
+    index: usize,
+    m: &Message,
+    run: &RunState,
+    marker: &str,
+) -> Option<(String, Item)> {
+    let is_marked = m.role == "system" && m.content.trim_start().starts_with(marker);
+    if m.role != "tool" && !is_marked {
+        return None;
+    }
+    if let Some(id) = &m.tool_call_id {
+        if let (Some(call), Some(outcome)) = (run.call(id), run.outcome(id)) {
+            let item = Item {
+                index,
+                success: outcome.success,
+                mutation: outcome.mutation,
+                verification: outcome.verification,
+            };
+            return Some((call.families.action.clone(), item));
+        }
+    }
+    let head = m.content.trim_start().lines().next().unwrap_or_default();
+    let lower = head.to_ascii_lowercase();
+    let failed = lower.contains("fail") || lower.contains("error");
+    let item = Item {
+        index,
+        success: !failed,
+        mutation: false,
+        verification: false,
+    };
+    Some((mask_numbers(head), item))
+}
+
+/// Text with every run of digits replaced by `#` and whitespace collapsed, so blocks that
+/// differ only in counters and turn numbers compare equal.
+pub fn mask_numbers(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    let mut in_digits = false;
+    let mut in_space = false;
+    for c in s.trim().chars() {
+        if c.is_ascii_digit() {
+            if !in_digits {
+                out.push('#');
+            }
+            in_digits = true;
+            in_space = false;
+        } else if c.is_whitespace() {
+            if !in_space {
+                out.push(' ');
+            }
+            in_space = true;
+            in_digits = false;
+        } else {
+            out.push(c);
+            in_digits = false;
+            in_space = false;
+        }
+    }
+    out
+}

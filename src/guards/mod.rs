@@ -1,0 +1,190 @@
+//! Guards: the harness's work orders, each a rule over a recorded trajectory.
+//!
+//! One file per guard (ruff's one-file-per-rule layout, STYLE.md). Every guard implements
+//! [`Guard`]: it is fed the normalized stream one event at a time and emits [`Firing`]s.
+//! Guards are pure: no clock, no randomness, no files. Adding a guard touches its file,
+//! one line of [`registry`], its fixtures and docs/GUARDS.md.
+
+pub mod convergence;
+
+pub mod convergence_breaker;
+pub mod diagnostic_delta;
+pub mod evidence_folding;
+pub mod family_normalization;
+pub mod ledger_finalization;
+
+use crate::model::{LedgerFamily, LedgerStatus};
+use crate::normalize::{NormEvent, RunState};
+use serde::de::DeserializeOwned;
+use serde::Serialize;
+use std::collections::BTreeMap;
+
+/// What the catalogue says about a guard.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct GuardInfo {
+    pub id: &'static str,
+    pub work_order: &'static str,
+    /// Seed document and section that specify it.
+    pub seed: &'static str,
+    pub summary: &'static str,
+}
+
+/// What a firing would have done to the run, which the cost model turns into tokens.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Effect {
+    /// A directive or a corrected record; no tokens by itself.
+    Advisory,
+    /// Ends the run at the firing's turn (abandon, terminal incomplete).
+    Terminal,
+    /// A call that would not have run: its result would not have been carried by later
+    /// requests, `tokens` each, until a recorded compaction.
+    Suppress { tokens: u64 },
+    /// The request at the firing's turn would have been `tokens` smaller.
+    Shrink { tokens: u64 },
+}
+
+/// A point where a guard would have cut in.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+pub struct Firing {
+    pub turn: u32,
+    pub guard: &'static str,
+    pub work_order: &'static str,
+    pub agent: String,
+    pub action: String,
+    pub family: Option<String>,
+    pub effect: Effect,
+    pub detail: Option<String>,
+}
+
+/// Per-run figures a guard reports beside its firings, by name.
+pub type Metrics = BTreeMap<String, serde_json::Value>;
+
+/// The firings one guard emits for one run.
+pub struct Firings {
+    info: GuardInfo,
+    list: Vec<Firing>,
+}
+
+impl Firings {
+    pub fn new(info: GuardInfo) -> Self {
+        Self {
+            info,
+            list: Vec::new(),
+        }
+    }
+
+    /// Records a firing and returns it for the optional fields.
+    pub fn fire(
+        &mut self,
+        turn: u32,
+        agent: &str,
+        action: impl Into<String>,
+        effect: Effect,
+    ) -> &mut Firing {
+        self.list.push(Firing {
+            turn,
+            guard: self.info.id,
+            work_order: self.info.work_order,
+            agent: agent.to_string(),
+            action: action.into(),
+            family: None,
+            effect,
+            detail: None,
+        });
+        self.list.last_mut().expect("just pushed")
+    }
+
+    pub fn into_vec(self) -> Vec<Firing> {
+        self.list
+    }
+}
+
+impl Firing {
+    pub fn family(&mut self, family: impl Into<String>) -> &mut Self {
+        self.family = Some(family.into());
+        self
+    }
+    pub fn detail(&mut self, detail: impl Into<String>) -> &mut Self {
+        self.detail = Some(detail.into());
+        self
+    }
+}
+
+/// What a guard is told when a run (a session of its project) begins.
+#[derive(Debug, Clone, Copy)]
+pub struct RunMeta<'a> {
+    pub project: &'a str,
+    pub run_id: &'a str,
+    /// 0 for the project's first recorded session.
+    pub session_index: usize,
+    pub completion_ledger: Option<LedgerStatus>,
+    /// The project's recorded `convergence-ledger.json` families.
+    pub convergence_ledger: &'a [LedgerFamily],
+    /// Last turn of the run, for guards that conclude at its end.
+    pub last_turn: u32,
+}
+
+/// A guard replayed over the runs of one project, in session order.
+///
+/// One instance lives for a whole project, so state that the harness carries across
+/// sessions (the convergence ledger) carries here too; per-run state is reset in
+/// [`Guard::begin_run`].
+pub trait Guard: Send {
+    fn begin_run(&mut self, _run: &RunMeta<'_>) {}
+    fn observe(&mut self, event: &NormEvent<'_>, run: &RunState, firings: &mut Firings);
+    fn finish_run(
+        &mut self,
+        _run: &RunMeta<'_>,
+        _state: &RunState,
+        _firings: &mut Firings,
+    ) -> Metrics {
+        Metrics::new()
+    }
+}
+
+/// How a guard is described and built from its settings.
+pub trait Spec: Guard + Sized + 'static {
+    const INFO: GuardInfo;
+    /// The seed's defaults; every threshold is a field here, configurable by name.
+    type Settings: Serialize + DeserializeOwned + Default;
+    fn new(settings: Self::Settings) -> Self;
+}
+
+/// A configured, ready-to-run guard with its catalogue entry.
+pub type Configured = (Entry, Box<dyn Guard>);
+
+/// Builds a guard from its settings object (`None`: the defaults).
+pub type Build = fn(Option<&serde_json::Value>) -> Result<Box<dyn Guard>, serde_json::Error>;
+
+/// A registry entry: the catalogue line and a constructor.
+#[derive(Clone, Copy)]
+pub struct Entry {
+    pub info: GuardInfo,
+    pub defaults: fn() -> serde_json::Value,
+    pub build: Build,
+}
+
+fn entry<G: Spec>() -> Entry {
+    Entry {
+        info: G::INFO,
+        defaults: || serde_json::to_value(G::Settings::default()).unwrap_or_default(),
+        build: |settings| {
+            let settings = match settings {
+                Some(v) => serde_json::from_value(v.clone())?,
+                None => G::Settings::default(),
+            };
+            Ok(Box::new(G::new(settings)))
+        },
+    }
+}
+
+/// Every guard, in catalogue order.
+pub fn registry() -> Vec<Entry> {
+    vec![
+        entry::<family_normalization::FamilyNormalization>(),
+        entry::<convergence_breaker::ConvergenceBreaker>(),
+        entry::<diagnostic_delta::DiagnosticDelta>(),
+        entry::<evidence_folding::EvidenceFolding>(),
+        entry::<ledger_finalization::LedgerFinalization>(),
+    ]
+}

@@ -1,0 +1,122 @@
+//! Located input problems and the lenient/strict policy that decides what they cost.
+//!
+//! Every problem names its file, and where it has them the line and the field
+//! (STYLE.md: `ParseError { path, line, field, kind }`). Lenient mode skips the bad
+//! record and counts it; strict mode turns the first problem into an error (exit 2).
+
+use std::fmt;
+
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ProblemKind {
+    #[error("cannot read: {0}")]
+    Io(String),
+    #[error("file is missing")]
+    MissingFile,
+    #[error("invalid JSON: {0}")]
+    InvalidJson(String),
+    #[error("truncated record (no closing newline, JSON incomplete)")]
+    Truncated,
+    #[error("invalid UTF-8")]
+    InvalidUtf8,
+    #[error("record is not a JSON object")]
+    NotAnObject,
+    #[error("required field is missing")]
+    MissingField,
+    #[error("expected {expected}, found {found}")]
+    WrongType {
+        expected: &'static str,
+        found: String,
+    },
+    #[error("{0}")]
+    BadValue(String),
+}
+
+/// One problem found in the input, with where it was found.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub struct ParseError {
+    pub path: String,
+    /// 1-based line for JSONL files; `None` for whole-file documents.
+    pub line: Option<u64>,
+    pub field: Option<String>,
+    pub kind: ProblemKind,
+}
+
+impl fmt::Display for ParseError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}", self.path)?;
+        if let Some(line) = self.line {
+            write!(f, ":{line}")?;
+        }
+        if let Some(field) = &self.field {
+            write!(f, ": field `{field}`")?;
+        }
+        write!(f, ": {}", self.kind)
+    }
+}
+
+/// An error confined to one field, before it is located in a file.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FieldError {
+    pub field: String,
+    pub kind: ProblemKind,
+}
+
+impl FieldError {
+    pub fn new(field: impl Into<String>, kind: ProblemKind) -> Self {
+        Self {
+            field: field.into(),
+            kind,
+        }
+    }
+
+    pub fn locate(self, path: &str, line: Option<u64>) -> ParseError {
+        ParseError {
+            path: path.to_string(),
+            line,
+            field: Some(self.field),
+            kind: self.kind,
+        }
+    }
+}
+
+/// How bad input is treated.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Policy {
+    /// Skip the bad record, count it, keep going.
+    #[default]
+    Lenient,
+    /// The first problem is fatal.
+    Strict,
+}
+
+/// Problems found while reading one run; listed in the report, never silently dropped.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Problems {
+    /// Every problem counted, including those past the listing cap.
+    pub count: u64,
+    /// The first `LISTED` problems, in the order found.
+    pub listed: Vec<ParseError>,
+}
+
+impl Problems {
+    /// Enough to locate a pattern of damage without letting a corrupt file bloat the report.
+    pub const LISTED: usize = 50;
+
+    /// Records a problem; under [`Policy::Strict`] hands it back as the error to stop on.
+    pub fn record(&mut self, policy: Policy, error: ParseError) -> Result<(), ParseError> {
+        if policy == Policy::Strict {
+            return Err(error);
+        }
+        self.count += 1;
+        if self.listed.len() < Self::LISTED {
+            self.listed.push(error);
+        }
+        Ok(())
+    }
+
+    pub fn absorb(&mut self, other: Problems) {
+        self.count += other.count;
+        let room = Self::LISTED.saturating_sub(self.listed.len());
+        self.listed.extend(other.listed.into_iter().take(room));
+    }
+}

@@ -1,0 +1,335 @@
+//! `events.jsonl`: one JSON record per line, read a line at a time with simd-json.
+//!
+//! Implements the record shapes of docs/FORMAT.md (issue #2's minimal shape). A bad
+//! line is located (file, line, field) and skipped or, under `--strict`, fatal; a
+//! truncated last line from a crashed run is recognised as such.
+
+use super::error::{FieldError, ParseError, Policy, ProblemKind, Problems};
+use super::json::*;
+use crate::model::*;
+use simd_json::prelude::*;
+use simd_json::BorrowedValue;
+use std::collections::BTreeMap;
+use std::io::BufRead;
+
+/// Counts of what a file held beyond the records the model knows.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct IngestStats {
+    pub records: u64,
+    pub bytes: u64,
+    /// Record types this version does not model, by name.
+    pub unknown_types: BTreeMap<String, u64>,
+    /// Fields not in the documented shape, as `type.field`.
+    pub unknown_fields: BTreeMap<String, u64>,
+}
+
+/// Reads every record of an events stream, recording problems as it goes.
+pub fn read_events(
+    reader: impl BufRead,
+    path: &str,
+    policy: Policy,
+    problems: &mut Problems,
+    stats: &mut IngestStats,
+) -> Result<Vec<Event>, ParseError> {
+    let mut events = Vec::new();
+    let mut lines = LineReader::new(reader);
+    let mut buffers = simd_json::Buffers::default();
+    while let Some(line) = lines.next_line() {
+        let (number, bytes, terminated) = match line {
+            Ok(l) => l,
+            Err(e) => {
+                problems.record(
+                    policy,
+                    located(path, None, None, ProblemKind::Io(e.to_string())),
+                )?;
+                break;
+            }
+        };
+        stats.bytes += bytes.len() as u64 + u64::from(terminated);
+        if bytes.iter().all(u8::is_ascii_whitespace) {
+            continue;
+        }
+        match parse_line(bytes, number, &mut buffers, stats) {
+            Ok(event) => {
+                stats.records += 1;
+                events.push(event);
+            }
+            Err(mut error) => {
+                if !terminated && matches!(error.kind, ProblemKind::InvalidJson(_)) {
+                    error.kind = ProblemKind::Truncated;
+                }
+                problems.record(policy, error.locate(path, Some(number)))?;
+            }
+        }
+    }
+    Ok(events)
+}
+
+fn located(path: &str, line: Option<u64>, field: Option<String>, kind: ProblemKind) -> ParseError {
+    ParseError {
+        path: path.to_string(),
+        line,
+        field,
+        kind,
+    }
+}
+
+/// A line-level failure before it is given its file.
+pub struct LineError {
+    field: Option<String>,
+    kind: ProblemKind,
+}
+
+impl LineError {
+    fn locate(self, path: &str, line: Option<u64>) -> ParseError {
+        located(path, line, self.field, self.kind)
+    }
+}
+
+impl From<FieldError> for LineError {
+    fn from(e: FieldError) -> Self {
+        Self {
+            field: Some(e.field),
+            kind: e.kind,
+        }
+    }
+}
+
+/// Maps a simd-json failure to a problem kind (invalid UTF-8 is its own kind).
+pub fn json_problem(e: &simd_json::Error) -> ProblemKind {
+    if matches!(e.error(), simd_json::ErrorType::InvalidUtf8) {
+        ProblemKind::InvalidUtf8
+    } else {
+        ProblemKind::InvalidJson(e.to_string())
+    }
+}
+
+fn parse_line(
+    bytes: &mut [u8],
+    number: u64,
+    buffers: &mut simd_json::Buffers,
+    stats: &mut IngestStats,
+) -> Result<Event, LineError> {
+    let value =
+        simd_json::to_borrowed_value_with_buffers(bytes, buffers).map_err(|e| LineError {
+            field: None,
+            kind: json_problem(&e),
+        })?;
+    let obj = value.as_object().ok_or(LineError {
+        field: None,
+        kind: ProblemKind::NotAnObject,
+    })?;
+    let type_name = req_str(obj, "type")?;
+    let at = At {
+        turn: match type_name {
+            // A session marker may precede the first request.
+            "session_start" => opt_u32(obj, "turn")?.unwrap_or(0),
+            _ => as_u32(required(obj, "turn", "turn")?, "turn")?,
+        },
+        seq: opt_count(obj, "seq")?.unwrap_or(number),
+        session: opt_u32(obj, "session")?.unwrap_or(1),
+        agent: opt_str(obj, "agent")?.unwrap_or("main").to_string(),
+    };
+    let kind = parse_kind(type_name, obj)?;
+    count_unknown_fields(type_name, obj, &kind, stats);
+    Ok(Event { at, kind })
+}
+
+fn opt_u32(obj: &Object<'_>, key: &str) -> Result<Option<u32>, FieldError> {
+    obj.get(key)
+        .filter(|v| !v.is_null())
+        .map(|v| as_u32(v, key))
+        .transpose()
+}
+
+fn parse_kind(type_name: &str, obj: &Object<'_>) -> Result<EventKind, FieldError> {
+    Ok(match type_name {
+        "session_start" => EventKind::SessionStart {
+            cwd: opt_string(obj, "cwd")?,
+        },
+        "tool_call" => EventKind::ToolCall(ToolCall {
+            call_id: req_str(obj, "callId")?.to_string(),
+            tool: req_str(obj, "tool")?.to_string(),
+            args: match obj.get("args").filter(|v| !v.is_null()) {
+                None => serde_json::Map::new(),
+                Some(v) => match to_serde(v) {
+                    serde_json::Value::Object(map) => map,
+                    _ => {
+                        return Err(FieldError::new(
+                            "args",
+                            ProblemKind::WrongType {
+                                expected: "object",
+                                found: type_name_of(v),
+                            },
+                        ))
+                    }
+                },
+            },
+            cwd: opt_string(obj, "cwd")?,
+        }),
+        "tool_result" => EventKind::ToolResult(ToolResult {
+            call_id: req_str(obj, "callId")?.to_string(),
+            success: req_bool(obj, "success")?,
+            error_class: opt_string(obj, "errorClass")?,
+            output: opt_string(obj, "output")?,
+            output_chars: opt_count(obj, "outputChars")?,
+            duration_ms: opt_count(obj, "durationMs")?,
+            mutation: opt_bool(obj, "mutation")?,
+            paths: opt_str_list(obj, "paths")?,
+            verification: opt_bool(obj, "verification")?,
+        }),
+        "model_usage" => EventKind::ModelUsage {
+            prompt_tokens: req_count(obj, "promptTokens")?,
+            completion_tokens: req_count(obj, "completionTokens")?,
+        },
+        "directive" => EventKind::Directive(Directive {
+            source: req_str(obj, "source")?.to_string(),
+            required_next_action: req_str(obj, "requiredNextAction")?.to_string(),
+            family: opt_string(obj, "family")?,
+            state: opt_string(obj, "state")?,
+            text: opt_string(obj, "text")?,
+        }),
+        "dedup" => EventKind::Dedup {
+            call_id: opt_string(obj, "callId")?,
+            family: opt_string(obj, "family")?,
+        },
+        "compaction" => EventKind::Compaction {
+            before_tokens: req_count(obj, "beforeTokens")?,
+            after_tokens: req_count(obj, "afterTokens")?,
+        },
+        "todo_write" => EventKind::TodoWrite {
+            todos: parse_todos(req_array(obj, "todos")?)?,
+        },
+        "task_complete" => EventKind::TaskComplete {
+            status: req_str(obj, "status")?.to_string(),
+            summary: opt_string(obj, "summary")?.unwrap_or_default(),
+        },
+        other => EventKind::Unknown {
+            type_name: other.to_string(),
+        },
+    })
+}
+
+fn type_name_of(v: &BorrowedValue<'_>) -> String {
+    type_name(v)
+}
+
+fn parse_todos(items: &[BorrowedValue<'_>]) -> Result<Vec<Todo>, FieldError> {
+    items
+        .iter()
+        .enumerate()
+        .map(|(i, item)| {
+            let parent = format!("todos[{i}]");
+            let obj = item.as_object().ok_or_else(|| {
+                FieldError::new(
+                    &parent,
+                    ProblemKind::WrongType {
+                        expected: "object",
+                        found: type_name(item),
+                    },
+                )
+            })?;
+            let todo = || -> Result<Todo, FieldError> {
+                Ok(Todo {
+                    id: match obj.get("id") {
+                        // Harnesses write numeric ids too; both identify the same todo.
+                        Some(v) if v.as_u64().is_some() => v.as_u64().unwrap_or(0).to_string(),
+                        _ => req_str(obj, "id")?.to_string(),
+                    },
+                    parent_id: opt_string(obj, "parentId")?,
+                    status: req_str(obj, "status")?.to_string(),
+                    content: opt_string(obj, "content")?.unwrap_or_default(),
+                    verify_command: opt_string(obj, "verifyCommand")?,
+                })
+            };
+            todo().map_err(|e| nested(&parent, e))
+        })
+        .collect()
+}
+
+/// The documented fields per record type; anything else is counted, not fatal.
+fn known_fields(kind: &EventKind) -> &'static [&'static str] {
+    match kind {
+        EventKind::SessionStart { .. } => &["cwd"],
+        EventKind::ToolCall(_) => &["callId", "tool", "args", "cwd"],
+        EventKind::ToolResult(_) => &[
+            "callId",
+            "success",
+            "errorClass",
+            "output",
+            "outputChars",
+            "durationMs",
+            "mutation",
+            "paths",
+            "verification",
+        ],
+        EventKind::ModelUsage { .. } => &["promptTokens", "completionTokens"],
+        EventKind::Directive(_) => &["source", "requiredNextAction", "family", "state", "text"],
+        EventKind::Dedup { .. } => &["callId", "family"],
+        EventKind::Compaction { .. } => &["beforeTokens", "afterTokens"],
+        EventKind::TodoWrite { .. } => &["todos"],
+        EventKind::TaskComplete { .. } => &["status", "summary"],
+        EventKind::Unknown { .. } => &[],
+    }
+}
+
+const COMMON_FIELDS: [&str; 6] = ["type", "turn", "seq", "ts", "session", "agent"];
+
+fn count_unknown_fields(
+    type_name: &str,
+    obj: &Object<'_>,
+    kind: &EventKind,
+    stats: &mut IngestStats,
+) {
+    if let EventKind::Unknown { type_name } = kind {
+        *stats.unknown_types.entry(type_name.clone()).or_default() += 1;
+        return;
+    }
+    let known = known_fields(kind);
+    for key in obj.keys() {
+        let key: &str = key;
+        if !COMMON_FIELDS.contains(&key) && !known.contains(&key) {
+            *stats
+                .unknown_fields
+                .entry(format!("{type_name}.{key}"))
+                .or_default() += 1;
+        }
+    }
+}
+
+/// Reads lines as raw bytes (so invalid UTF-8 is reported, not fatal), reusing one buffer.
+struct LineReader<R> {
+    reader: R,
+    buf: Vec<u8>,
+    number: u64,
+}
+
+impl<R: BufRead> LineReader<R> {
+    fn new(reader: R) -> Self {
+        Self {
+            reader,
+            buf: Vec::with_capacity(64 * 1024),
+            number: 0,
+        }
+    }
+
+    /// The next line as (1-based number, bytes without the newline, whether it ended in one).
+    fn next_line(&mut self) -> Option<std::io::Result<(u64, &mut [u8], bool)>> {
+        self.buf.clear();
+        match self.reader.read_until(b'\n', &mut self.buf) {
+            Ok(0) => None,
+            Ok(_) => {
+                self.number += 1;
+                let terminated = self.buf.last() == Some(&b'\n');
+                if terminated {
+                    self.buf.pop();
+                    if self.buf.last() == Some(&b'\r') {
+                        self.buf.pop();
+                    }
+                }
+                Some(Ok((self.number, &mut self.buf[..], terminated)))
+            }
+            Err(e) => Some(Err(e)),
+        }
+    }
+}

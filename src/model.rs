@@ -1,0 +1,201 @@
+//! The event model: what a recorded run *is*, independent of how it was stored.
+//!
+//! Everything downstream (normalization, guards, replay, cost, reports) speaks these
+//! types; nothing here does I/O. Field names follow the harness's own vocabulary
+//! (turn, frame, directive, ledger) as the omnius dumps use it (docs/FORMAT.md).
+
+use std::fmt;
+
+/// Where an event sits in its run: the model request it belongs to and who made it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct At {
+    /// Model request index within the run (the harness's `turn`).
+    pub turn: u32,
+    /// Order within the file (the record's `seq`, else its line number).
+    pub seq: u64,
+    /// Session number as recorded (default 1).
+    pub session: u32,
+    /// `main` for the primary agent, anything else is a sub-agent kept apart.
+    pub agent: String,
+}
+
+/// One recorded tool invocation.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ToolCall {
+    pub call_id: String,
+    pub tool: String,
+    /// Arguments as recorded; keys are sorted so the canonical form is stable.
+    pub args: serde_json::Map<String, serde_json::Value>,
+    pub cwd: Option<String>,
+}
+
+/// The outcome the harness recorded for a tool call.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct ToolResult {
+    pub call_id: String,
+    pub success: bool,
+    pub error_class: Option<String>,
+    pub output: Option<String>,
+    /// Size of the output the model saw; may be present without `output`.
+    pub output_chars: Option<u64>,
+    pub duration_ms: Option<u64>,
+    /// `true` when the call changed files.
+    pub mutation: Option<bool>,
+    pub paths: Vec<String>,
+    /// `true` when the harness itself classified the call as verification evidence.
+    pub verification: Option<bool>,
+}
+
+impl ToolResult {
+    /// Characters the result put into the context window.
+    pub fn chars(&self) -> u64 {
+        self.output_chars
+            .or_else(|| self.output.as_ref().map(|o| o.chars().count() as u64))
+            .unwrap_or(0)
+    }
+}
+
+/// A focus-supervisor (or other guard) instruction the harness injected.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Directive {
+    pub source: String,
+    pub required_next_action: String,
+    pub family: Option<String>,
+    pub state: Option<String>,
+    pub text: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Todo {
+    pub id: String,
+    pub parent_id: Option<String>,
+    pub status: String,
+    pub content: String,
+    pub verify_command: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum EventKind {
+    SessionStart {
+        cwd: Option<String>,
+    },
+    ToolCall(ToolCall),
+    ToolResult(ToolResult),
+    ModelUsage {
+        prompt_tokens: u64,
+        completion_tokens: u64,
+    },
+    Directive(Directive),
+    Dedup {
+        call_id: Option<String>,
+        family: Option<String>,
+    },
+    Compaction {
+        before_tokens: u64,
+        after_tokens: u64,
+    },
+    TodoWrite {
+        todos: Vec<Todo>,
+    },
+    TaskComplete {
+        status: String,
+        summary: String,
+    },
+    /// A record type this version does not know; kept so it is counted, not lost.
+    Unknown {
+        type_name: String,
+    },
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Event {
+    pub at: At,
+    pub kind: EventKind,
+}
+
+/// One message of a context-window frame.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Message {
+    pub role: String,
+    pub content: String,
+    /// The tool call a `tool` message answers, when the dump links it.
+    pub tool_call_id: Option<String>,
+}
+
+/// A context-window frame: what the harness sent the model at one turn.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Frame {
+    pub turn: u32,
+    pub agent: String,
+    pub estimated_tokens: Option<u64>,
+    pub system_prompt_chars: Option<u64>,
+    pub messages: Vec<Message>,
+    /// `signalToNoise.ratio`; `None` when the harness left it `null`.
+    pub signal_to_noise: Option<f64>,
+    /// File the frame came from, for located messages.
+    pub source: String,
+}
+
+impl Frame {
+    /// Characters across all messages (the fallback token estimate's input).
+    pub fn chars(&self) -> u64 {
+        self.messages.iter().map(|m| m.content.len() as u64).sum()
+    }
+}
+
+/// Status of a completion ledger, as recorded or as finalized from evidence.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum LedgerStatus {
+    Open,
+    Completed,
+    IncompleteVerification,
+    /// No `completion-ledger.json` was recorded for the run.
+    Missing,
+}
+
+impl LedgerStatus {
+    pub fn parse(s: &str) -> Option<Self> {
+        match s {
+            "open" => Some(Self::Open),
+            "completed" => Some(Self::Completed),
+            "incomplete_verification" => Some(Self::IncompleteVerification),
+            _ => None,
+        }
+    }
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Open => "open",
+            Self::Completed => "completed",
+            Self::IncompleteVerification => "incomplete_verification",
+            Self::Missing => "missing",
+        }
+    }
+}
+
+impl fmt::Display for LedgerStatus {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// One family entry of the project's recorded `convergence-ledger.json`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LedgerFamily {
+    pub family: String,
+    pub rounds: u32,
+}
+
+/// Identity of a run: the project it belongs to and its id (epoch-ms prefixed).
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+pub struct RunId {
+    pub project: String,
+    pub run_id: String,
+}
+
+/// Characters per token when a count has to be estimated from text (docs/COUNTERFACTUAL.md).
+pub const CHARS_PER_TOKEN: u64 = 4;
+
+/// Token estimate for `chars` characters, rounded up so non-empty text is never free.
+pub fn tokens_from_chars(chars: u64) -> u64 {
+    chars.div_ceil(CHARS_PER_TOKEN)
+}

@@ -1,0 +1,433 @@
+//! The shell action-identity canonicalizer (seed 000, WO-9 9a, `normalizeShellForFamily`).
+//!
+//! Works on shell *grammar* only (pipes, redirections, path syntax, whitespace), never on
+//! a command's name, so it treats every toolchain alike. It strips decoration that does
+//! not change what a command does: trailing display filters (`| tail`, `| head`,
+//! `| less`, `| cat`, `| grep`), stream redirections (`2>&1`, `>/dev/null`,
+//! `2>/dev/null`) and the absolute/relative form of a leading `cd` path. Everything else
+//! is kept verbatim: when in doubt it splits rather than merges (rule 3 of WO-9).
+
+/// Canonical form of `command` for family keying; `cwd` is the directory the run ran in.
+///
+/// Idempotent: normalizing the output again returns it unchanged.
+pub fn normalize_shell_for_family(command: &str, cwd: Option<&str>) -> String {
+    let mut list = parse(command);
+    for pipeline in &mut list {
+        for cmd in &mut pipeline.commands {
+            cmd.redirects.retain(|r| !r.is_stream_noise());
+        }
+        strip_display_filters(pipeline);
+    }
+    normalize_leading_cd(&mut list, cwd);
+    render(&list)
+}
+
+/// Pagers and viewers whose only effect at the end of a pipeline is what gets displayed.
+const DISPLAY_FILTERS: [&str; 5] = ["tail", "head", "less", "cat", "grep"];
+
+/// `grep` flags that make it decide the exit status rather than display lines.
+const GREP_DECIDING_FLAGS: [&str; 6] = ["-q", "--quiet", "--silent", "-c", "--count", "-l"];
+
+#[derive(Debug, Clone, PartialEq)]
+struct Redirect {
+    /// Operator including any fd prefix, e.g. `2>`, `>&`, `&>`.
+    op: String,
+    target: String,
+}
+
+impl Redirect {
+    /// fd duplication (`2>&1`, `>&2`) or output discarded to `/dev/null`.
+    fn is_stream_noise(&self) -> bool {
+        let dup = self.op.ends_with(">&") && self.target.chars().all(|c| c.is_ascii_digit());
+        let discard = self.op.contains('>') && self.target == "/dev/null";
+        dup || discard
+    }
+    fn render(&self) -> String {
+        format!("{}{}", self.op, self.target)
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Default)]
+struct Command {
+    words: Vec<String>,
+    redirects: Vec<Redirect>,
+}
+
+impl Command {
+    fn name(&self) -> Option<&str> {
+        self.words
+            .first()
+            .map(|w| w.rsplit('/').next().unwrap_or(w))
+    }
+
+    fn is_display_filter(&self) -> bool {
+        let Some(name) = self.name() else {
+            return false;
+        };
+        if !DISPLAY_FILTERS.contains(&name) || !self.redirects.is_empty() {
+            return false;
+        }
+        if name == "grep" {
+            return !self.words[1..]
+                .iter()
+                .any(|w| GREP_DECIDING_FLAGS.contains(&w.as_str()));
+        }
+        // `cat FILE` at the end of a pipeline prints something else: not a filter.
+        name != "cat" || self.words.len() == 1
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Default)]
+struct Pipeline {
+    commands: Vec<Command>,
+    /// Pipe operators between commands (`|` or `|&`), one fewer than commands.
+    pipes: Vec<String>,
+    /// The list operator that follows this pipeline (`&&`, `||`, `;`, `&`), if any.
+    then: Option<String>,
+}
+
+fn strip_display_filters(p: &mut Pipeline) {
+    while p.commands.len() > 1 && p.commands.last().is_some_and(Command::is_display_filter) {
+        p.commands.pop();
+        p.pipes.pop();
+    }
+}
+
+/// `cd <cwd> && X` is `X`; `cd <cwd>/sub` is `cd sub`. Only the first `cd` is rewritten:
+/// after it the working directory is no longer the run's.
+fn normalize_leading_cd(list: &mut Vec<Pipeline>, cwd: Option<&str>) {
+    let Some(first) = list.first_mut() else {
+        return;
+    };
+    if first.commands.len() != 1 {
+        return;
+    }
+    let cmd = &mut first.commands[0];
+    if cmd.name() != Some("cd") || cmd.words.len() != 2 || !cmd.redirects.is_empty() {
+        return;
+    }
+    let Some(target) = plain_word(&cmd.words[1]) else {
+        return;
+    };
+    match relative_form(&target, cwd) {
+        Some(rel) if rel == "." && list.len() > 1 && list[0].then.as_deref() == Some("&&") => {
+            list.remove(0);
+        }
+        // `cd <cwd>` alone changes nothing worth rewriting.
+        Some(rel) if rel == "." => {}
+        Some(rel) => list[0].commands[0].words[1] = rel,
+        None => {}
+    }
+}
+
+/// The unquoted value of a word, when quoting is trivial (no expansions, no spaces).
+fn plain_word(word: &str) -> Option<String> {
+    let unquoted = if (word.starts_with('"') && word.ends_with('"') && word.len() >= 2)
+        || (word.starts_with('\'') && word.ends_with('\'') && word.len() >= 2)
+    {
+        &word[1..word.len() - 1]
+    } else {
+        word
+    };
+    let special = |c: char| c.is_whitespace() || "\"'\\$`*?[]{}~".contains(c);
+    (!unquoted.is_empty() && !unquoted.contains(special)).then(|| unquoted.to_string())
+}
+
+/// Cleans a path's form (`./`, `//`, trailing `/`) and makes it relative to `cwd` when it
+/// lies under it. `None` when nothing would change.
+pub fn relative_form(path: &str, cwd: Option<&str>) -> Option<String> {
+    let cleaned = clean_path(path);
+    let cwd = cwd.map(clean_path);
+    let rel = match cwd {
+        Some(cwd) if cleaned.starts_with('/') && cwd.starts_with('/') => {
+            if cleaned == cwd {
+                ".".to_string()
+            } else if let Some(rest) =
+                cleaned.strip_prefix(&format!("{}/", cwd.trim_end_matches('/')))
+            {
+                rest.to_string()
+            } else {
+                cleaned
+            }
+        }
+        _ => cleaned,
+    };
+    (rel != path).then_some(rel)
+}
+
+/// Lexical clean-up only: `.` segments and repeated or trailing slashes. `..` is kept,
+/// since resolving it lexically is wrong across symlinks.
+pub fn clean_path(path: &str) -> String {
+    let absolute = path.starts_with('/');
+    let parts: Vec<&str> = path
+        .split('/')
+        .filter(|s| !s.is_empty() && *s != ".")
+        .collect();
+    match (absolute, parts.is_empty()) {
+        (true, true) => "/".into(),
+        (true, false) => format!("/{}", parts.join("/")),
+        (false, true) => ".".into(),
+        (false, false) => parts.join("/"),
+    }
+}
+
+fn render(list: &[Pipeline]) -> String {
+    let mut out = String::new();
+    for (i, p) in list.iter().enumerate() {
+        for (j, cmd) in p.commands.iter().enumerate() {
+            if j > 0 {
+                out.push(' ');
+                out.push_str(&p.pipes[j - 1]);
+                out.push(' ');
+            }
+            let parts: Vec<String> = cmd
+                .words
+                .iter()
+                .cloned()
+                .chain(cmd.redirects.iter().map(Redirect::render))
+                .collect();
+            out.push_str(&parts.join(" "));
+        }
+        match p.then.as_deref() {
+            // A trailing `;` separates nothing.
+            Some(";") if i + 1 == list.len() => {}
+            Some(";") => out.push_str("; "),
+            Some(op) if i + 1 == list.len() => {
+                out.push(' ');
+                out.push_str(op);
+            }
+            Some(op) => {
+                out.push(' ');
+                out.push_str(op);
+                out.push(' ');
+            }
+            None => {}
+        }
+    }
+    out
+}
+
+#[derive(Debug, Clone, PartialEq)]
+enum Token {
+    Word(String),
+    Op(String),
+    Redirect(String),
+}
+
+/// Splits a command line into words, operators and redirection operators. Quoted text
+/// and escapes stay inside their word verbatim; unquoted whitespace separates words.
+fn tokenize(input: &str) -> Vec<Token> {
+    let chars: Vec<char> = input.chars().collect();
+    let mut tokens = Vec::new();
+    let mut word = String::new();
+    let mut i = 0;
+    let flush = |word: &mut String, tokens: &mut Vec<Token>| {
+        if !word.is_empty() {
+            tokens.push(Token::Word(std::mem::take(word)));
+        }
+    };
+    while i < chars.len() {
+        let c = chars[i];
+        match c {
+            '\'' | '"' => {
+                let end = quoted_end(&chars, i);
+                word.extend(&chars[i..end]);
+                i = end;
+                continue;
+            }
+            '\\' => {
+                word.extend(&chars[i..(i + 2).min(chars.len())]);
+                i += 2;
+                continue;
+            }
+            c if c.is_whitespace() && c != '\n' => flush(&mut word, &mut tokens),
+            '\n' | ';' => {
+                flush(&mut word, &mut tokens);
+                tokens.push(Token::Op(";".into()));
+            }
+            '|' | '&' => {
+                let next = chars.get(i + 1).copied();
+                // `&>` / `&>>` redirect both streams.
+                if c == '&' && next == Some('>') {
+                    flush(&mut word, &mut tokens);
+                    let len = if chars.get(i + 2) == Some(&'>') { 3 } else { 2 };
+                    tokens.push(Token::Redirect(chars[i..i + len].iter().collect()));
+                    i += len;
+                    continue;
+                }
+                flush(&mut word, &mut tokens);
+                let op: String = match (c, next) {
+                    ('|', Some('|')) | ('&', Some('&')) | ('|', Some('&')) => {
+                        chars[i..i + 2].iter().collect()
+                    }
+                    _ => c.to_string(),
+                };
+                i += op.len();
+                tokens.push(Token::Op(op));
+                continue;
+            }
+            '>' | '<' => {
+                // An fd number written right before the operator belongs to it.
+                let fd = if !word.is_empty() && word.chars().all(|d| d.is_ascii_digit()) {
+                    std::mem::take(&mut word)
+                } else {
+                    flush(&mut word, &mut tokens);
+                    String::new()
+                };
+                let mut op = fd;
+                op.push(c);
+                i += 1;
+                if let Some(&n) = chars.get(i) {
+                    if n == '>' || n == '&' {
+                        op.push(n);
+                        i += 1;
+                    }
+                }
+                tokens.push(Token::Redirect(op));
+                continue;
+            }
+            c => word.push(c),
+        }
+        i += 1;
+    }
+    flush(&mut word, &mut tokens);
+    tokens
+}
+
+/// Index just past the quote that closes the one at `start` (or the end of input).
+fn quoted_end(chars: &[char], start: usize) -> usize {
+    let quote = chars[start];
+    let mut i = start + 1;
+    while i < chars.len() {
+        if quote == '"' && chars[i] == '\\' {
+            i += 2;
+            continue;
+        }
+        if chars[i] == quote {
+            return i + 1;
+        }
+        i += 1;
+    }
+    chars.len()
+}
+
+fn parse(input: &str) -> Vec<Pipeline> {
+    let mut list = Vec::new();
+    let mut pipeline = Pipeline::default();
+    let mut cmd = Command::default();
+    let mut tokens = tokenize(input).into_iter().peekable();
+    while let Some(token) = tokens.next() {
+        match token {
+            Token::Word(w) => cmd.words.push(w),
+            Token::Redirect(op) => {
+                let target = match tokens.peek() {
+                    Some(Token::Word(_)) => match tokens.next() {
+                        Some(Token::Word(w)) => w,
+                        _ => String::new(),
+                    },
+                    _ => String::new(),
+                };
+                cmd.redirects.push(Redirect { op, target });
+            }
+            Token::Op(op) if op == "|" || op == "|&" => {
+                pipeline.commands.push(std::mem::take(&mut cmd));
+                pipeline.pipes.push(op);
+            }
+            Token::Op(op) => {
+                pipeline.commands.push(std::mem::take(&mut cmd));
+                pipeline.then = Some(op);
+                list.push(std::mem::take(&mut pipeline));
+            }
+        }
+    }
+    if !cmd.words.is_empty() || !cmd.redirects.is_empty() || !pipeline.commands.is_empty() {
+        pipeline.commands.push(cmd);
+        list.push(pipeline);
+    }
+    // Empty commands come from stray separators (`a ;; b`); they carry no meaning.
+    list.retain(|p| !(p.commands.len() == 1 && p.commands[0] == Command::default()));
+    list
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn n(cmd: &str) -> String {
+        normalize_shell_for_family(cmd, Some("/home/dev/proj"))
+    }
+
+    #[test]
+    fn whitespace_collapses_outside_quotes_only() {
+        assert_eq!(n("  npm   test  "), "npm test");
+        assert_eq!(n("echo 'a   b'"), "echo 'a   b'");
+        assert_eq!(n("grep \"x  y\" f"), "grep \"x  y\" f");
+    }
+
+    #[test]
+    fn redirects_to_files_and_writing_tee_are_kept() {
+        assert_eq!(n("make > build.log 2>&1"), "make >build.log");
+        assert_eq!(n("pytest -q | tee log"), "pytest -q | tee log");
+        assert_eq!(n("sort < in.txt"), "sort <in.txt");
+    }
+
+    #[test]
+    fn split_redirect_forms_are_recognised() {
+        assert_eq!(n("cargo build 2> /dev/null"), "cargo build");
+        assert_eq!(n("cargo build &> /dev/null"), "cargo build");
+        assert_eq!(n("cargo build >&2"), "cargo build");
+    }
+
+    #[test]
+    fn only_trailing_filters_are_display() {
+        assert_eq!(n("cat Cargo.toml"), "cat Cargo.toml");
+        assert_eq!(n("cat log | grep ERROR"), "cat log");
+        assert_eq!(
+            n("npm test | grep -q passing"),
+            "npm test | grep -q passing"
+        );
+        assert_eq!(n("npm test | cat README.md"), "npm test | cat README.md");
+        assert_eq!(n("make | tail -5 | head -2"), "make");
+    }
+
+    #[test]
+    fn cd_outside_cwd_stays_absolute() {
+        assert_eq!(n("cd /opt/other && make"), "cd /opt/other && make");
+        assert_eq!(n("cd ./svc/ && make"), "cd svc && make");
+        assert_eq!(n("cd .. && make"), "cd .. && make");
+    }
+
+    #[test]
+    fn without_cwd_only_path_form_is_cleaned() {
+        assert_eq!(
+            normalize_shell_for_family("cd /abs/x && make 2>&1", None),
+            "cd /abs/x && make"
+        );
+    }
+
+    #[test]
+    fn list_operators_are_kept() {
+        assert_eq!(n("make || true"), "make || true");
+        assert_eq!(n("make; make install;"), "make; make install");
+        assert_eq!(n("server &"), "server &");
+    }
+
+    #[test]
+    fn unterminated_quotes_do_not_panic() {
+        for odd in [
+            "echo 'abc",
+            "echo \"a\\",
+            "\\",
+            "",
+            "|",
+            "&&",
+            "2>",
+            "a | | b",
+            ";;",
+        ] {
+            let once = n(odd);
+            assert_eq!(n(&once), once, "not idempotent on {odd:?}");
+        }
+        assert_eq!(n("echo 'abc"), "echo 'abc");
+    }
+}

@@ -1,0 +1,261 @@
+//! The replay engine: feeds each run's normalized stream through every guard.
+//!
+//! Projects are independent and replayed in parallel (rayon); the runs of one project
+//! are its sessions, replayed in order through one set of guard instances so the
+//! breaker's cross-session carry flows from one to the next (issue #2, seed 000 WO-3).
+//! Results come back in input order, so output never depends on the thread count.
+
+use crate::config::{Config, ConfigError};
+use crate::guards::{Entry, Firing, Firings, Guard, Metrics, RunMeta};
+use crate::ingest::{self, IngestStats, LoadedRun, ParseError, Policy, Problems, ProjectSource};
+use crate::model::{tokens_from_chars, EventKind, LedgerFamily, LedgerStatus};
+use crate::normalize::RunState;
+use rayon::prelude::*;
+use std::collections::BTreeMap;
+
+/// Token facts of one turn, as recorded; the cost model works from these.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct TurnUsage {
+    pub turn: u32,
+    /// Prompt plus completion tokens from `model_usage` records, if any.
+    pub usage: Option<u64>,
+    /// Sum of the turn's frames' `estimatedTokens` (or their characters), if any frame.
+    pub frame: Option<u64>,
+    /// Context characters carried at this turn: tool arguments and results since the last
+    /// compaction.
+    pub carried_chars: u64,
+    /// A compaction was recorded at this turn.
+    pub compaction: bool,
+}
+
+/// Everything one run's replay produced.
+#[derive(Debug, Clone, Default)]
+pub struct RunReplay {
+    pub project: String,
+    pub run_id: String,
+    pub session_index: usize,
+    pub turns: Vec<TurnUsage>,
+    pub firings: Vec<Firing>,
+    /// Guard metrics by guard id.
+    pub metrics: BTreeMap<String, Metrics>,
+    pub ledger_recorded: Option<LedgerStatus>,
+    pub problems: Problems,
+    pub stats: IngestStats,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum ReplayError {
+    #[error(transparent)]
+    Input(#[from] ParseError),
+    #[error(transparent)]
+    Config(#[from] ConfigError),
+}
+
+/// Replays every project; `progress` is called once per finished run.
+pub fn replay_all(
+    projects: &[ProjectSource],
+    config: &Config,
+    policy: Policy,
+    progress: &(dyn Fn() + Sync),
+) -> Result<Vec<RunReplay>, ReplayError> {
+    config.build()?;
+    let per_project: Vec<Result<Vec<RunReplay>, ReplayError>> = projects
+        .par_iter()
+        .map(|p| replay_project(p, config, policy, progress))
+        .collect();
+    let mut runs = Vec::new();
+    for project in per_project {
+        runs.extend(project?);
+    }
+    Ok(runs)
+}
+
+/// Replays the sessions of one project in order, through one set of guards.
+pub fn replay_project(
+    project: &ProjectSource,
+    config: &Config,
+    policy: Policy,
+    progress: &(dyn Fn() + Sync),
+) -> Result<Vec<RunReplay>, ReplayError> {
+    let mut problems = Problems::default();
+    let ledger = ingest::load_convergence_ledger(&project.omnius, policy, &mut problems)?;
+    let mut replayer = ProjectReplayer::new(&project.name, config, ledger)?;
+    let mut out = Vec::with_capacity(project.runs.len());
+    for source in &project.runs {
+        let loaded = ingest::load_run(source, policy)?;
+        let mut replay = replayer.replay(&loaded);
+        replay.problems.absorb(std::mem::take(&mut problems));
+        out.push(replay);
+        progress();
+    }
+    Ok(out)
+}
+
+/// One project's guards, fed its runs (sessions) one at a time, in order; runs may come
+/// from disk or be built in memory.
+pub struct ProjectReplayer {
+    name: String,
+    guards: Vec<(Entry, Box<dyn Guard>)>,
+    convergence_ledger: Vec<LedgerFamily>,
+    session_index: usize,
+}
+
+impl ProjectReplayer {
+    pub fn new(
+        name: &str,
+        config: &Config,
+        convergence_ledger: Vec<LedgerFamily>,
+    ) -> Result<Self, ConfigError> {
+        Ok(Self {
+            name: name.to_string(),
+            guards: config.build()?,
+            convergence_ledger,
+            session_index: 0,
+        })
+    }
+
+    /// Replays the project's next session.
+    pub fn replay(&mut self, run: &LoadedRun) -> RunReplay {
+        let meta = RunMeta {
+            project: &self.name,
+            run_id: &run.run_id,
+            session_index: self.session_index,
+            completion_ledger: run.ledger,
+            convergence_ledger: &self.convergence_ledger,
+            last_turn: last_turn(run),
+        };
+        let replay = replay_run(run, &meta, &mut self.guards);
+        self.session_index += 1;
+        replay
+    }
+}
+
+fn last_turn(run: &LoadedRun) -> u32 {
+    let events = run.events.iter().map(|e| e.at.turn);
+    let frames = run.frames.iter().map(|f| f.turn);
+    events.chain(frames).max().unwrap_or(0)
+}
+
+/// Feeds one loaded run to the guards: events in recorded order (stably by turn), each
+/// turn's frames after its events.
+fn replay_run(
+    run: &LoadedRun,
+    meta: &RunMeta<'_>,
+    guards: &mut [(Entry, Box<dyn Guard>)],
+) -> RunReplay {
+    let mut state = RunState::new();
+    let mut sinks: Vec<Firings> = guards.iter().map(|(e, _)| Firings::new(e.info)).collect();
+    for (_, guard) in guards.iter_mut() {
+        guard.begin_run(meta);
+    }
+    let mut order: Vec<usize> = (0..run.events.len()).collect();
+    order.sort_by_key(|&i| run.events[i].at.turn);
+    let mut usage = UsageAccumulator::default();
+    let mut frames = run.frames.iter().peekable();
+    for &i in &order {
+        let event = &run.events[i];
+        while let Some(frame) = frames.next_if(|f| f.turn < event.at.turn) {
+            usage.frame(frame);
+            feed(guards, &mut sinks, &state.frame(frame), &state);
+        }
+        usage.event(&event.kind, event.at.turn);
+        let norm = state.step(event);
+        feed(guards, &mut sinks, &norm, &state);
+    }
+    for frame in frames {
+        usage.frame(frame);
+        feed(guards, &mut sinks, &state.frame(frame), &state);
+    }
+    let mut metrics = BTreeMap::new();
+    let mut firings = Vec::new();
+    for ((entry, guard), mut sink) in guards.iter_mut().zip(sinks) {
+        let m = guard.finish_run(meta, &state, &mut sink);
+        if !m.is_empty() {
+            metrics.insert(entry.info.id.to_string(), m);
+        }
+        firings.extend(sink.into_vec());
+    }
+    firings.sort();
+    RunReplay {
+        project: meta.project.to_string(),
+        run_id: meta.run_id.to_string(),
+        session_index: meta.session_index,
+        turns: usage.finish(),
+        firings,
+        metrics,
+        ledger_recorded: run.ledger,
+        problems: run.problems.clone(),
+        stats: run.stats.clone(),
+    }
+}
+
+fn feed(
+    guards: &mut [(Entry, Box<dyn Guard>)],
+    sinks: &mut [Firings],
+    event: &crate::normalize::NormEvent<'_>,
+    state: &RunState,
+) {
+    for ((_, guard), sink) in guards.iter_mut().zip(sinks.iter_mut()) {
+        guard.observe(event, state, sink);
+    }
+}
+
+/// Collects per-turn token facts while the stream goes by.
+#[derive(Default)]
+struct UsageAccumulator {
+    turns: BTreeMap<u32, TurnUsage>,
+    carried_chars: u64,
+}
+
+impl UsageAccumulator {
+    fn turn(&mut self, turn: u32) -> &mut TurnUsage {
+        let carried = self.carried_chars;
+        let t = self.turns.entry(turn).or_insert(TurnUsage {
+            turn,
+            ..Default::default()
+        });
+        t.carried_chars = t.carried_chars.max(carried);
+        t
+    }
+
+    fn event(&mut self, kind: &EventKind, turn: u32) {
+        match kind {
+            EventKind::ModelUsage {
+                prompt_tokens,
+                completion_tokens,
+            } => {
+                let t = self.turn(turn);
+                t.usage = Some(t.usage.unwrap_or(0) + prompt_tokens + completion_tokens);
+            }
+            EventKind::ToolCall(call) => {
+                self.carried_chars += serde_json::Value::Object(call.args.clone())
+                    .to_string()
+                    .len() as u64;
+                self.turn(turn);
+            }
+            EventKind::ToolResult(result) => {
+                self.carried_chars += result.chars();
+                self.turn(turn);
+            }
+            EventKind::Compaction { .. } => {
+                self.carried_chars = 0;
+                self.turn(turn).compaction = true;
+            }
+            _ => {
+                self.turn(turn);
+            }
+        }
+    }
+
+    fn frame(&mut self, frame: &crate::model::Frame) {
+        let tokens = frame
+            .estimated_tokens
+            .unwrap_or_else(|| tokens_from_chars(frame.chars()));
+        let t = self.turn(frame.turn);
+        t.frame = Some(t.frame.unwrap_or(0) + tokens);
+    }
+
+    fn finish(self) -> Vec<TurnUsage> {
+        self.turns.into_values().collect()
+    }
+}

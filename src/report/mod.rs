@@ -1,0 +1,240 @@
+//! Reports: the replay's results as people and programs read them.
+//!
+//! [`Report`] is built once from the replayed runs and their costs; each format is a
+//! small renderer of it (hyperfine's exporter layout, STYLE.md): `json`, `table`
+//! (terminal) and `markdown`, the last two sharing [`tables`]. Nothing here judges or
+//! computes savings; nothing here prints to the terminal on its own.
+
+pub mod json;
+pub mod markdown;
+pub mod table;
+pub mod tables;
+
+use crate::cost::{cost, RunCost};
+use crate::guards::{registry, Effect};
+use crate::model::LedgerStatus;
+use crate::replay::RunReplay;
+use serde::Serialize;
+use std::collections::BTreeMap;
+
+/// Version of the JSON report's shape; bumped on any incompatible change.
+pub const REPORT_FORMAT: u32 = 1;
+
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct Report {
+    pub format: u32,
+    pub runs: Vec<RunReport>,
+    pub summary: Summary,
+}
+
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct RunReport {
+    pub project: String,
+    pub run_id: String,
+    /// 1-based session number within the project.
+    pub session: usize,
+    pub turns: usize,
+    pub tokens_total: u64,
+    pub ledger: LedgerReport,
+    pub firings: Vec<FiringReport>,
+    pub savings: Savings,
+    /// Guard figures by guard id.
+    pub metrics: BTreeMap<String, BTreeMap<String, serde_json::Value>>,
+    pub input: InputReport,
+}
+
+#[derive(Debug, Clone, Serialize, PartialEq, Eq)]
+pub struct LedgerReport {
+    pub recorded: String,
+    pub finalized: String,
+}
+
+#[derive(Debug, Clone, Serialize, PartialEq, Eq)]
+pub struct FiringReport {
+    pub guard: String,
+    pub work_order: String,
+    pub turn: u32,
+    pub agent: String,
+    pub action: String,
+    pub family: Option<String>,
+    /// `terminal`, `advisory`, `suppress` or `shrink`.
+    pub effect: String,
+    pub tokens_saved: u64,
+    pub detail: Option<String>,
+}
+
+#[derive(Debug, Clone, Serialize, PartialEq, Eq)]
+pub struct Savings {
+    /// Each guard alone, the others as recorded.
+    pub by_guard: BTreeMap<String, u64>,
+    /// All guards together; the earliest terminal firing truncates the rest.
+    pub combined: u64,
+    pub cut_at_turn: Option<u32>,
+}
+
+#[derive(Debug, Clone, Serialize, PartialEq, Eq)]
+pub struct InputReport {
+    pub records: u64,
+    pub bytes: u64,
+    pub skipped: u64,
+    /// Located problems (`file:line: field ...: ...`), the first ones found.
+    pub problems: Vec<String>,
+    pub unknown_types: BTreeMap<String, u64>,
+    pub unknown_fields: BTreeMap<String, u64>,
+}
+
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct Summary {
+    pub projects: usize,
+    pub runs: usize,
+    pub turns: usize,
+    pub tokens_total: u64,
+    pub tokens_saved_combined: u64,
+    pub skipped_records: u64,
+    pub guards: Vec<GuardSummary>,
+}
+
+#[derive(Debug, Clone, Serialize, PartialEq, Eq)]
+pub struct GuardSummary {
+    pub guard: String,
+    pub work_order: String,
+    pub runs_fired: usize,
+    pub firings: usize,
+    pub tokens_saved: u64,
+}
+
+impl Report {
+    pub fn build(runs: &[RunReplay]) -> Self {
+        let runs: Vec<RunReport> = runs.iter().map(|r| run_report(r, &cost(r))).collect();
+        let summary = summarize(&runs);
+        Self {
+            format: REPORT_FORMAT,
+            runs,
+            summary,
+        }
+    }
+}
+
+fn effect_name(e: Effect) -> &'static str {
+    match e {
+        Effect::Advisory => "advisory",
+        Effect::Terminal => "terminal",
+        Effect::Suppress { .. } => "suppress",
+        Effect::Shrink { .. } => "shrink",
+    }
+}
+
+fn run_report(run: &RunReplay, cost: &RunCost) -> RunReport {
+    let recorded = run.ledger_recorded.unwrap_or(LedgerStatus::Missing);
+    let finalized = run
+        .metrics
+        .get("ledger_finalization")
+        .and_then(|m| m.get("finalized"))
+        .and_then(|v| v.as_str())
+        .map_or_else(|| recorded.to_string(), str::to_string);
+    RunReport {
+        project: run.project.clone(),
+        run_id: run.run_id.clone(),
+        session: run.session_index + 1,
+        turns: run.turns.len(),
+        tokens_total: cost.tokens_total,
+        ledger: LedgerReport {
+            recorded: recorded.to_string(),
+            finalized,
+        },
+        firings: run
+            .firings
+            .iter()
+            .zip(&cost.per_firing)
+            .map(|(f, saved)| FiringReport {
+                guard: f.guard.to_string(),
+                work_order: f.work_order.to_string(),
+                turn: f.turn,
+                agent: f.agent.clone(),
+                action: f.action.clone(),
+                family: f.family.clone(),
+                effect: effect_name(f.effect).to_string(),
+                tokens_saved: *saved,
+                detail: f.detail.clone(),
+            })
+            .collect(),
+        savings: Savings {
+            by_guard: cost
+                .by_guard
+                .iter()
+                .map(|(g, t)| (g.to_string(), *t))
+                .collect(),
+            combined: cost.combined,
+            cut_at_turn: cost.cut_at,
+        },
+        metrics: run.metrics.clone(),
+        input: InputReport {
+            records: run.stats.records,
+            bytes: run.stats.bytes,
+            skipped: run.problems.count,
+            problems: run
+                .problems
+                .listed
+                .iter()
+                .map(ToString::to_string)
+                .collect(),
+            unknown_types: run.stats.unknown_types.clone(),
+            unknown_fields: run.stats.unknown_fields.clone(),
+        },
+    }
+}
+
+fn summarize(runs: &[RunReport]) -> Summary {
+    let projects: std::collections::BTreeSet<&str> =
+        runs.iter().map(|r| r.project.as_str()).collect();
+    let guards = registry()
+        .iter()
+        .map(|entry| {
+            let id = entry.info.id;
+            let fired: Vec<&RunReport> = runs
+                .iter()
+                .filter(|r| r.firings.iter().any(|f| f.guard == id))
+                .collect();
+            GuardSummary {
+                guard: id.to_string(),
+                work_order: entry.info.work_order.to_string(),
+                runs_fired: fired.len(),
+                firings: runs
+                    .iter()
+                    .map(|r| r.firings.iter().filter(|f| f.guard == id).count())
+                    .sum(),
+                tokens_saved: runs.iter().filter_map(|r| r.savings.by_guard.get(id)).sum(),
+            }
+        })
+        .collect();
+    Summary {
+        projects: projects.len(),
+        runs: runs.len(),
+        turns: runs.iter().map(|r| r.turns).sum(),
+        tokens_total: runs.iter().map(|r| r.tokens_total).sum(),
+        tokens_saved_combined: runs.iter().map(|r| r.savings.combined).sum(),
+        skipped_records: runs.iter().map(|r| r.input.skipped).sum(),
+        guards,
+    }
+}
+
+/// Output formats of `hindsight replay`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Format {
+    Table,
+    Json,
+    Markdown,
+}
+
+/// Writes `report` in `format`.
+pub fn render(
+    report: &Report,
+    format: Format,
+    out: &mut dyn std::io::Write,
+) -> std::io::Result<()> {
+    match format {
+        Format::Table => table::render(report, out),
+        Format::Json => json::render(report, out),
+        Format::Markdown => markdown::render(report, out),
+    }
+}

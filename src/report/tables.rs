@@ -1,0 +1,178 @@
+//! The tables the terminal and Markdown renderers share: built once, drawn twice.
+
+use super::Report;
+use std::collections::BTreeMap;
+
+/// A titled grid of cells.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TableModel {
+    pub title: String,
+    pub headers: Vec<&'static str>,
+    pub rows: Vec<Vec<String>>,
+    /// Numeric columns, right-aligned.
+    pub numeric: Vec<usize>,
+}
+
+/// `1234567` as `1,234,567`.
+pub fn thousands(n: u64) -> String {
+    let digits = n.to_string();
+    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
+fn clip(s: &str, max: usize) -> String {
+    if s.chars().count() <= max {
+        s.to_string()
+    } else {
+        format!("{}…", s.chars().take(max - 1).collect::<String>())
+    }
+}
+
+pub fn all(report: &Report) -> Vec<TableModel> {
+    vec![runs(report), firings(report), guards(report)]
+}
+
+fn runs(report: &Report) -> TableModel {
+    TableModel {
+        title: "Runs".into(),
+        headers: vec![
+            "project",
+            "run",
+            "turns",
+            "tokens",
+            "ledger recorded → finalized",
+            "cut at",
+            "saved (combined)",
+        ],
+        rows: report
+            .runs
+            .iter()
+            .map(|r| {
+                vec![
+                    r.project.clone(),
+                    r.run_id.clone(),
+                    r.turns.to_string(),
+                    thousands(r.tokens_total),
+                    format!("{} → {}", r.ledger.recorded, r.ledger.finalized),
+                    r.savings
+                        .cut_at_turn
+                        .map_or_else(|| "-".into(), |t| t.to_string()),
+                    thousands(r.savings.combined),
+                ]
+            })
+            .collect(),
+        numeric: vec![2, 3, 5, 6],
+    }
+}
+
+/// (guard, action, family) of a firing group.
+type GroupKey<'a> = (&'a str, &'a str, Option<&'a str>);
+/// (first turn, count, tokens saved, work order) of a firing group.
+type Group<'a> = (u32, usize, u64, &'a str);
+
+/// Firings grouped by (run, guard, action, family), so a guard that fires on every frame
+/// is one row with a count.
+fn firings(report: &Report) -> TableModel {
+    let mut rows = Vec::new();
+    for run in &report.runs {
+        let mut groups: BTreeMap<GroupKey, Group> = BTreeMap::new();
+        for f in &run.firings {
+            let key = (f.guard.as_str(), f.action.as_str(), f.family.as_deref());
+            let g = groups
+                .entry(key)
+                .or_insert((f.turn, 0, 0, f.work_order.as_str()));
+            g.0 = g.0.min(f.turn);
+            g.1 += 1;
+            g.2 += f.tokens_saved;
+        }
+        let mut ordered: Vec<_> = groups.into_iter().collect();
+        ordered
+            .sort_by_key(|((guard, action, family), (turn, ..))| (*turn, *guard, *action, *family));
+        for ((guard, action, family), (turn, count, saved, wo)) in ordered {
+            rows.push(vec![
+                format!("{}/{}", run.project, run.run_id),
+                guard.to_string(),
+                wo.to_string(),
+                turn.to_string(),
+                if count > 1 {
+                    format!("{action} ×{count}")
+                } else {
+                    action.to_string()
+                },
+                clip(family.unwrap_or("-"), 60),
+                thousands(saved),
+            ]);
+        }
+    }
+    TableModel {
+        title: "Firings".into(),
+        headers: vec![
+            "run",
+            "guard",
+            "work order",
+            "turn",
+            "action",
+            "family",
+            "tokens saved",
+        ],
+        rows,
+        numeric: vec![3, 6],
+    }
+}
+
+fn guards(report: &Report) -> TableModel {
+    let s = &report.summary;
+    let mut rows: Vec<Vec<String>> = s
+        .guards
+        .iter()
+        .map(|g| {
+            vec![
+                g.guard.clone(),
+                g.work_order.clone(),
+                g.runs_fired.to_string(),
+                g.firings.to_string(),
+                thousands(g.tokens_saved),
+            ]
+        })
+        .collect();
+    rows.push(vec![
+        "all guards (combined)".into(),
+        "-".into(),
+        "-".into(),
+        "-".into(),
+        thousands(s.tokens_saved_combined),
+    ]);
+    TableModel {
+        title: format!(
+            "Guards over {} runs, {} turns, {} tokens",
+            s.runs,
+            s.turns,
+            thousands(s.tokens_total)
+        ),
+        headers: vec![
+            "guard",
+            "work order",
+            "runs fired",
+            "firings",
+            "tokens saved (alone)",
+        ],
+        rows,
+        numeric: vec![2, 3, 4],
+    }
+}
+
+/// The line that says input was skipped, if any was.
+pub fn skipped_note(report: &Report) -> Option<String> {
+    let n = report.summary.skipped_records;
+    (n > 0).then(|| {
+        format!(
+            "{n} input records skipped (details: --format json, input.problems; --strict to fail)"
+        )
+    })
+}
