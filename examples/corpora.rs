@@ -6,216 +6,10 @@
 //! (derived from the seeds' thresholds by hand, not copied from hindsight's output);
 //! `tests/corpora.rs` checks them.
 
+use hindsight::synth::{pretty, Run};
 use serde_json::{json, Value};
 use std::fs;
 use std::path::{Path, PathBuf};
-
-/// Builds one run's records turn by turn.
-struct Run {
-    id: &'static str,
-    cwd: &'static str,
-    turn: u32,
-    calls: u32,
-    events: Vec<Value>,
-    frames: Vec<Value>,
-    ledger: Option<&'static str>,
-    prompt: u64,
-}
-
-impl Run {
-    fn new(id: &'static str, cwd: &'static str, prompt: u64) -> Self {
-        let mut run = Self {
-            id,
-            cwd,
-            turn: 0,
-            calls: 0,
-            events: Vec::new(),
-            frames: Vec::new(),
-            ledger: Some("open"),
-            prompt,
-        };
-        run.push(json!({"type": "session_start", "turn": 0, "cwd": cwd}));
-        run
-    }
-
-    fn push(&mut self, mut v: Value) {
-        v["seq"] = json!(self.events.len() + 1);
-        v["ts"] = json!(format!(
-            "2026-07-04T10:{:02}:{:02}Z",
-            self.turn / 60,
-            self.turn % 60
-        ));
-        self.events.push(v);
-    }
-
-    /// Starts the next model request; its prompt grows by `growth` tokens.
-    fn turn(&mut self, growth: u64) -> &mut Self {
-        self.turn += 1;
-        self.prompt += growth;
-        let (turn, prompt) = (self.turn, self.prompt);
-        self.push(json!({"type": "model_usage", "turn": turn, "promptTokens": prompt, "completionTokens": 180}));
-        self
-    }
-
-    fn call(&mut self, tool: &str, args: Value) -> String {
-        self.calls += 1;
-        let id = format!("call_{:03}", self.calls);
-        let turn = self.turn;
-        self.push(json!({"type": "tool_call", "turn": turn, "callId": id, "tool": tool, "args": args, "cwd": self.cwd}));
-        id
-    }
-
-    fn result(&mut self, id: &str, success: bool, output: &str, extra: Value) {
-        let turn = self.turn;
-        let mut v = json!({"type": "tool_result", "turn": turn, "callId": id, "success": success,
-            "output": output, "outputChars": output.chars().count(), "durationMs": 1200});
-        if let Value::Object(extra) = extra {
-            for (k, x) in extra {
-                v[k] = x;
-            }
-        }
-        self.push(v);
-    }
-
-    fn shell(&mut self, command: &str, success: bool, output: &str) {
-        let id = self.call("shell", json!({"command": command}));
-        let class = if success {
-            json!({})
-        } else {
-            json!({"errorClass": "tool_failed"})
-        };
-        self.result(&id, success, output, class);
-    }
-
-    fn edit(&mut self, path: &str, old: &str, new: &str, outcome: Result<&str, (&str, &str)>) {
-        let id = self.call(
-            "file_edit",
-            json!({"path": path, "old_string": old, "new_string": new}),
-        );
-        match outcome {
-            Ok(output) => self.result(
-                &id,
-                true,
-                output,
-                json!({"mutation": true, "paths": [path]}),
-            ),
-            Err((class, output)) => self.result(
-                &id,
-                false,
-                output,
-                json!({"errorClass": class, "mutation": false}),
-            ),
-        }
-    }
-
-    fn read(&mut self, path: &str, output: &str) {
-        let id = self.call("file_read", json!({"path": path}));
-        self.result(&id, true, output, json!({}));
-    }
-
-    fn write(&mut self, path: &str, content: &str) {
-        let id = self.call("file_write", json!({"path": path, "content": content}));
-        self.result(
-            &id,
-            true,
-            "wrote file",
-            json!({"mutation": true, "paths": [path]}),
-        );
-    }
-
-    fn directive(&mut self, action: &str, family: &str, state: &str) {
-        let turn = self.turn;
-        self.push(
-            json!({"type": "directive", "turn": turn, "source": "focus_supervisor",
-            "requiredNextAction": action, "family": family, "state": state,
-            "text": format!("Focus: required_next_action={action}")}),
-        );
-    }
-
-    fn dedup(&mut self, family: &str) {
-        let (turn, id) = (self.turn, format!("call_{:03}", self.calls));
-        self.push(json!({"type": "dedup", "turn": turn, "callId": id, "family": family}));
-    }
-
-    fn todos(&mut self, todos: Value) {
-        let turn = self.turn;
-        self.push(json!({"type": "todo_write", "turn": turn, "todos": todos}));
-    }
-
-    fn complete(&mut self, status: &str, summary: &str) {
-        let turn = self.turn;
-        self.push(
-            json!({"type": "task_complete", "turn": turn, "status": status, "summary": summary}),
-        );
-    }
-
-    /// A context frame for the current turn: the system prompt, the last tool results
-    /// (linked to their calls), and the injected system blocks given.
-    fn frame(&mut self, system_chars: usize, tool_ids: &[&str], blocks: &[String]) {
-        let mut messages = vec![
-            json!({"role": "system", "content": "You are a coding agent. ".repeat(system_chars / 24)}),
-        ];
-        messages.push(json!({"role": "user", "content": "Finish the task and verify it."}));
-        for id in tool_ids {
-            let output = self
-                .events
-                .iter()
-                .find(|e| e["type"] == "tool_result" && e["callId"] == *id)
-                .and_then(|e| e["output"].as_str())
-                .unwrap_or_default()
-                .to_string();
-            messages.push(json!({"role": "tool", "toolCallId": id, "content": output}));
-        }
-        for b in blocks {
-            messages.push(json!({"role": "system", "content": b}));
-        }
-        let chars: usize = messages
-            .iter()
-            .map(|m| m["content"].as_str().map_or(0, str::len))
-            .sum();
-        self.frames.push(
-            json!({"turn": self.turn, "agent": "main", "estimatedTokens": self.prompt,
-            "systemPromptChars": system_chars, "messages": messages,
-            "signalToNoise": if chars > 0 { Value::Null } else { json!({"ratio": 1.0}) }}),
-        );
-    }
-
-    fn last_call(&self) -> String {
-        format!("call_{:03}", self.calls)
-    }
-
-    fn write_to(&self, omnius: &Path) {
-        let dir = omnius.join("runs").join(self.id);
-        fs::create_dir_all(dir.join("context")).expect("create run dir");
-        let lines: Vec<String> = self
-            .events
-            .iter()
-            .map(|e| serde_json::to_string(e).expect("json"))
-            .collect();
-        fs::write(dir.join("events.jsonl"), lines.join("\n") + "\n").expect("write events");
-        for f in &self.frames {
-            let name = format!("frame-{:04}.json", f["turn"].as_u64().unwrap_or(0));
-            fs::write(dir.join("context").join(name), pretty(f)).expect("write frame");
-        }
-        if let Some(status) = self.ledger {
-            let ledger = json!({"status": status, "evidence": self.evidence()});
-            fs::write(dir.join("completion-ledger.json"), pretty(&ledger)).expect("write ledger");
-        }
-    }
-
-    /// The evidence list a harness keeps: one line per result.
-    fn evidence(&self) -> Vec<Value> {
-        self.events
-            .iter()
-            .filter(|e| e["type"] == "tool_result")
-            .map(|e| json!({"turn": e["turn"], "callId": e["callId"], "success": e["success"]}))
-            .collect()
-    }
-}
-
-fn pretty(v: &Value) -> String {
-    serde_json::to_string_pretty(v).expect("json") + "\n"
-}
 
 fn project(root: &Path, name: &str, runs: &[Run], convergence: Option<Value>, expected: Value) {
     let dir = root.join(name);
@@ -350,14 +144,14 @@ fn myactuator(root: &Path) {
     let expected = json!({
         "story": "seed 000: WO-9 variants reach stalled in session 1 and abandon on the carry in session 2; WO-8's 8x hash mismatch; the root refinement's futile edit loop",
         "runs": {
-            s1.id: [
+            s1.id.clone(): [
                 {"guard": "family_normalization", "action": "merge", "turn": 4, "family": family},
                 {"guard": "family_normalization", "action": "merge", "turn": 5, "family": family},
                 {"guard": "convergence_breaker", "action": "stalled", "turn": 5, "family": family},
                 {"guard": "diagnostic_delta", "action": "stalled", "turn": 5, "family": family},
                 {"guard": "ledger_finalization", "action": "finalize_incomplete_verification", "turn": 6}
             ],
-            s2.id: [
+            s2.id.clone(): [
                 {"guard": "family_normalization", "action": "merge", "turn": 2, "family": family},
                 {"guard": "convergence_breaker", "action": "abandon", "turn": 2, "family": family},
                 {"guard": "diagnostic_delta", "action": "abandon", "turn": 2, "family": family},
@@ -366,13 +160,13 @@ fn myactuator(root: &Path) {
                 {"guard": "convergence_breaker", "action": "abandon", "turn": 7, "family": edit_family},
                 {"guard": "diagnostic_delta", "action": "abandon", "turn": 7, "family": edit_family}
             ],
-            s3.id: [
+            s3.id.clone(): [
                 {"guard": "diagnostic_delta", "action": "stalled", "turn": 6, "family": debug_family},
                 {"guard": "diagnostic_delta", "action": "abandon", "turn": 10, "family": debug_family},
                 {"guard": "ledger_finalization", "action": "finalize_incomplete_verification", "turn": 12}
             ]
         },
-        "folded_frames": {s1.id: 1, s2.id: 1, s3.id: 0}
+        "folded_frames": {s1.id.clone(): 1, s2.id.clone(): 1, s3.id.clone(): 0}
     });
     project(
         root,
@@ -454,7 +248,7 @@ fn dropbear(root: &Path) {
     let expected = json!({
         "story": "seed 001: one mutation, then stale old_string retries; focus forces update_todos; ledger left open",
         "runs": {
-            r.id: [
+            r.id.clone(): [
                 {"guard": "convergence_breaker", "action": "stalled", "turn": 6, "family": family},
                 {"guard": "diagnostic_delta", "action": "stalled", "turn": 6, "family": family},
                 {"guard": "convergence_breaker", "action": "abandon", "turn": 8, "family": family},
@@ -464,7 +258,7 @@ fn dropbear(root: &Path) {
                 {"guard": "ledger_finalization", "action": "finalize_incomplete_verification", "turn": 15}
             ]
         },
-        "folded_frames": {r.id: 1}
+        "folded_frames": {r.id.clone(): 1}
     });
     project(root, "telegram-dropbear", &[r], None, expected);
 }
@@ -517,11 +311,11 @@ fn healthy_cargo(root: &Path) {
     );
     r.todos(json!([{"id": "1", "status": "completed", "content": "fix lexer types", "verifyCommand": "cargo test"}]));
     r.complete("completed", "Lexer compiles; 14 tests pass.");
-    r.ledger = Some("completed");
-    let expected = json!({"story": "healthy: cargo build errors fall 5 -> 3 -> 1 -> 0 across edits; cosmetic variants of one build", "runs": {r.id: [
+    r.ledger = Some("completed".into());
+    let expected = json!({"story": "healthy: cargo build errors fall 5 -> 3 -> 1 -> 0 across edits; cosmetic variants of one build", "runs": {r.id.clone(): [
         {"guard": "family_normalization", "action": "merge", "turn": 4, "family": "shell:cargo build"},
         {"guard": "family_normalization", "action": "merge", "turn": 6, "family": "shell:cargo build"}
-    ]}, "folded_frames": {r.id: 0}});
+    ]}, "folded_frames": {r.id.clone(): 0}});
     project(root, "healthy-cargo", &[r], None, expected);
 }
 
@@ -586,10 +380,10 @@ fn healthy_npm(root: &Path) {
         "PASS e2e/login.spec.js\nTests: 6 passed\n",
     );
     r.complete("completed", "auth fixed; unit and e2e suites pass");
-    r.ledger = Some("completed");
-    let expected = json!({"story": "healthy: jest failures fall 4 -> 2 -> 0; a stale edit recovered by a read; npm test and npm run test:e2e stay apart", "runs": {r.id: [
+    r.ledger = Some("completed".into());
+    let expected = json!({"story": "healthy: jest failures fall 4 -> 2 -> 0; a stale edit recovered by a read; npm test and npm run test:e2e stay apart", "runs": {r.id.clone(): [
         {"guard": "family_normalization", "action": "merge", "turn": 3, "family": "shell:npm test"}
-    ]}, "folded_frames": {r.id: 0}});
+    ]}, "folded_frames": {r.id.clone(): 0}});
     project(root, "healthy-npm", &[r], None, expected);
 }
 
@@ -625,10 +419,10 @@ fn healthy_pytest_make(root: &Path) {
     );
     r.turn(150).shell("pytest -q", true, "12 passed in 0.38s\n");
     r.complete("completed", "pipeline builds; tests pass");
-    r.ledger = Some("completed");
-    let expected = json!({"story": "healthy: make errors fall 2 -> 1 -> 0; make and make clean stay apart; pytest recovers", "runs": {r.id: [
+    r.ledger = Some("completed".into());
+    let expected = json!({"story": "healthy: make errors fall 2 -> 1 -> 0; make and make clean stay apart; pytest recovers", "runs": {r.id.clone(): [
         {"guard": "family_normalization", "action": "merge", "turn": 3, "family": "shell:make"}
-    ]}, "folded_frames": {r.id: 0}});
+    ]}, "folded_frames": {r.id.clone(): 0}});
     project(root, "healthy-pytest-make", &[r], None, expected);
 }
 
@@ -663,8 +457,8 @@ fn healthy_go(root: &Path) {
         "ok  \tsvc/a\t0.01s\nok  \tsvc/b\t0.02s\n",
     );
     r.complete("completed", "both packages build; tests pass");
-    r.ledger = Some("completed");
-    let expected = json!({"story": "healthy: go build ./a and ./b are different families; go test recovers", "runs": {r.id: []}, "folded_frames": {r.id: 0}});
+    r.ledger = Some("completed".into());
+    let expected = json!({"story": "healthy: go build ./a and ./b are different families; go test recovers", "runs": {r.id.clone(): []}, "folded_frames": {r.id.clone(): 0}});
     project(root, "healthy-go", &[r], None, expected);
 }
 

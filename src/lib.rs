@@ -12,3 +12,4 @@ pub mod model;
 pub mod normalize;
 pub mod replay;
 pub mod report;
+pub mod synth;

@@ -1,0 +1,244 @@
+//! Writes runs in the recorded `.omnius/` format (docs/FORMAT.md), turn by turn.
+//!
+//! The producer side of ingest: the shipped corpora (examples/corpora.rs), the tests'
+//! trajectories and the benchmark's generated corpora are all written with [`Run`], so
+//! they exercise the same reader real dumps go through.
+
+use crate::ingest::{events::read_events, IngestStats, LoadedRun, Policy, Problems};
+use crate::model::LedgerStatus;
+use serde_json::{json, Value};
+use std::fs;
+use std::path::Path;
+
+/// Builds one run's records turn by turn.
+pub struct Run {
+    pub id: String,
+    pub cwd: String,
+    pub turn: u32,
+    calls: u32,
+    pub events: Vec<Value>,
+    pub frames: Vec<Value>,
+    /// `completion-ledger.json` status; `None` writes no ledger.
+    pub ledger: Option<String>,
+    prompt: u64,
+}
+
+impl Run {
+    pub fn new(id: &str, cwd: &str, prompt: u64) -> Self {
+        let mut run = Self {
+            id: id.into(),
+            cwd: cwd.into(),
+            turn: 0,
+            calls: 0,
+            events: Vec::new(),
+            frames: Vec::new(),
+            ledger: Some("open".into()),
+            prompt,
+        };
+        run.push(json!({"type": "session_start", "turn": 0, "cwd": cwd}));
+        run
+    }
+
+    fn push(&mut self, mut v: Value) {
+        v["seq"] = json!(self.events.len() + 1);
+        v["ts"] = json!(format!(
+            "2026-07-04T10:{:02}:{:02}Z",
+            self.turn / 60,
+            self.turn % 60
+        ));
+        self.events.push(v);
+    }
+
+    /// Starts the next model request; its prompt grows by `growth` tokens.
+    pub fn turn(&mut self, growth: u64) -> &mut Self {
+        self.turn += 1;
+        self.prompt += growth;
+        let (turn, prompt) = (self.turn, self.prompt);
+        self.push(json!({"type": "model_usage", "turn": turn, "promptTokens": prompt, "completionTokens": 180}));
+        self
+    }
+
+    pub fn call(&mut self, tool: &str, args: Value) -> String {
+        self.calls += 1;
+        let id = format!("call_{:03}", self.calls);
+        let turn = self.turn;
+        self.push(json!({"type": "tool_call", "turn": turn, "callId": id, "tool": tool, "args": args, "cwd": self.cwd.clone()}));
+        id
+    }
+
+    pub fn result(&mut self, id: &str, success: bool, output: &str, extra: Value) {
+        let turn = self.turn;
+        let mut v = json!({"type": "tool_result", "turn": turn, "callId": id, "success": success,
+            "output": output, "outputChars": output.chars().count(), "durationMs": 1200});
+        if let Value::Object(extra) = extra {
+            for (k, x) in extra {
+                v[k] = x;
+            }
+        }
+        self.push(v);
+    }
+
+    pub fn shell(&mut self, command: &str, success: bool, output: &str) {
+        let id = self.call("shell", json!({"command": command}));
+        let class = if success {
+            json!({})
+        } else {
+            json!({"errorClass": "tool_failed"})
+        };
+        self.result(&id, success, output, class);
+    }
+
+    pub fn edit(&mut self, path: &str, old: &str, new: &str, outcome: Result<&str, (&str, &str)>) {
+        let id = self.call(
+            "file_edit",
+            json!({"path": path, "old_string": old, "new_string": new}),
+        );
+        match outcome {
+            Ok(output) => self.result(
+                &id,
+                true,
+                output,
+                json!({"mutation": true, "paths": [path]}),
+            ),
+            Err((class, output)) => self.result(
+                &id,
+                false,
+                output,
+                json!({"errorClass": class, "mutation": false}),
+            ),
+        }
+    }
+
+    pub fn read(&mut self, path: &str, output: &str) {
+        let id = self.call("file_read", json!({"path": path}));
+        self.result(&id, true, output, json!({}));
+    }
+
+    pub fn write(&mut self, path: &str, content: &str) {
+        let id = self.call("file_write", json!({"path": path, "content": content}));
+        self.result(
+            &id,
+            true,
+            "wrote file",
+            json!({"mutation": true, "paths": [path]}),
+        );
+    }
+
+    pub fn directive(&mut self, action: &str, family: &str, state: &str) {
+        let turn = self.turn;
+        self.push(
+            json!({"type": "directive", "turn": turn, "source": "focus_supervisor",
+            "requiredNextAction": action, "family": family, "state": state,
+            "text": format!("Focus: required_next_action={action}")}),
+        );
+    }
+
+    pub fn dedup(&mut self, family: &str) {
+        let (turn, id) = (self.turn, format!("call_{:03}", self.calls));
+        self.push(json!({"type": "dedup", "turn": turn, "callId": id, "family": family}));
+    }
+
+    pub fn todos(&mut self, todos: Value) {
+        let turn = self.turn;
+        self.push(json!({"type": "todo_write", "turn": turn, "todos": todos}));
+    }
+
+    pub fn complete(&mut self, status: &str, summary: &str) {
+        let turn = self.turn;
+        self.push(
+            json!({"type": "task_complete", "turn": turn, "status": status, "summary": summary}),
+        );
+    }
+
+    /// A context frame for the current turn: the system prompt, the last tool results
+    /// (linked to their calls), and the injected system blocks given.
+    pub fn frame(&mut self, system_chars: usize, tool_ids: &[&str], blocks: &[String]) {
+        let mut messages = vec![
+            json!({"role": "system", "content": "You are a coding agent. ".repeat(system_chars / 24)}),
+        ];
+        messages.push(json!({"role": "user", "content": "Finish the task and verify it."}));
+        for id in tool_ids {
+            let output = self
+                .events
+                .iter()
+                .find(|e| e["type"] == "tool_result" && e["callId"] == *id)
+                .and_then(|e| e["output"].as_str())
+                .unwrap_or_default()
+                .to_string();
+            messages.push(json!({"role": "tool", "toolCallId": id, "content": output}));
+        }
+        for b in blocks {
+            messages.push(json!({"role": "system", "content": b}));
+        }
+        let chars: usize = messages
+            .iter()
+            .map(|m| m["content"].as_str().map_or(0, str::len))
+            .sum();
+        self.frames.push(
+            json!({"turn": self.turn, "agent": "main", "estimatedTokens": self.prompt,
+            "systemPromptChars": system_chars, "messages": messages,
+            "signalToNoise": if chars > 0 { Value::Null } else { json!({"ratio": 1.0}) }}),
+        );
+    }
+
+    pub fn last_call(&self) -> String {
+        format!("call_{:03}", self.calls)
+    }
+
+    pub fn write_to(&self, omnius: &Path) {
+        let dir = omnius.join("runs").join(&self.id);
+        fs::create_dir_all(dir.join("context")).expect("create run dir");
+        let lines: Vec<String> = self
+            .events
+            .iter()
+            .map(|e| serde_json::to_string(e).expect("json"))
+            .collect();
+        fs::write(dir.join("events.jsonl"), lines.join("\n") + "\n").expect("write events");
+        for f in &self.frames {
+            let name = format!("frame-{:04}.json", f["turn"].as_u64().unwrap_or(0));
+            fs::write(dir.join("context").join(name), pretty(f)).expect("write frame");
+        }
+        if let Some(status) = &self.ledger {
+            let ledger = json!({"status": status, "evidence": self.evidence()});
+            fs::write(dir.join("completion-ledger.json"), pretty(&ledger)).expect("write ledger");
+        }
+    }
+
+    /// The evidence list a harness keeps: one line per result.
+    pub fn evidence(&self) -> Vec<Value> {
+        self.events
+            .iter()
+            .filter(|e| e["type"] == "tool_result")
+            .map(|e| json!({"turn": e["turn"], "callId": e["callId"], "success": e["success"]}))
+            .collect()
+    }
+}
+
+pub fn pretty(v: &Value) -> String {
+    serde_json::to_string_pretty(v).expect("json") + "\n"
+}
+
+impl Run {
+    /// The run as ingest would load it from disk (events only; frames are not parsed).
+    pub fn to_loaded(&self) -> LoadedRun {
+        let text: String = self.events.iter().map(|e| format!("{e}\n")).collect();
+        let mut problems = Problems::default();
+        let mut stats = IngestStats::default();
+        let events = read_events(
+            text.as_bytes(),
+            &self.id,
+            Policy::Strict,
+            &mut problems,
+            &mut stats,
+        )
+        .expect("a written run reads back");
+        LoadedRun {
+            run_id: self.id.clone(),
+            events,
+            frames: Vec::new(),
+            ledger: self.ledger.as_deref().and_then(LedgerStatus::parse),
+            problems,
+            stats,
+        }
+    }
+}
