@@ -1,0 +1,355 @@
+//! The real binary: `hindsight replay` and `hindsight guards` as users call them.
+
+use assert_cmd::Command;
+use predicates::prelude::*;
+use std::fs;
+use std::path::{Path, PathBuf};
+
+fn hindsight() -> Command {
+    let mut cmd = Command::cargo_bin("hindsight").expect("binary");
+    cmd.current_dir(env!("CARGO_MANIFEST_DIR"));
+    cmd
+}
+
+fn json_report(args: &[&str]) -> serde_json::Value {
+    let out = hindsight()
+        .args(args)
+        .arg("--format")
+        .arg("json")
+        .output()
+        .expect("runs");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).expect("json report")
+}
+
+/// A throwaway project with one run whose events are `lines`.
+fn project(lines: &str) -> (tempfile::TempDir, PathBuf) {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let run = dir.path().join("proj/.omnius/runs/1780000000000-x");
+    fs::create_dir_all(&run).expect("mkdir");
+    fs::write(run.join("events.jsonl"), lines).expect("write");
+    let events = run.join("events.jsonl");
+    (dir, events)
+}
+
+const GOOD: &str = r#"{"type":"tool_call","turn":1,"callId":"a","tool":"shell","args":{"command":"make"}}
+{"type":"tool_result","turn":1,"callId":"a","success":false,"output":"x.c:1:1: error: boom"}
+"#;
+
+#[test]
+fn replay_prints_the_breaker_turns_for_myactuator() {
+    hindsight()
+        .args(["replay", "corpora/"])
+        .assert()
+        .success()
+        .stdout(predicate::str::contains(
+            "corpora/myactuator/1783155600000-k3m9qa",
+        ))
+        .stdout(predicate::str::contains("stalled"))
+        .stdout(predicate::str::contains("abandon"))
+        .stdout(predicate::str::contains("12,340"));
+}
+
+#[test]
+fn default_path_is_corpora() {
+    let with = hindsight()
+        .args(["replay", "corpora/"])
+        .output()
+        .expect("runs");
+    let without = hindsight().arg("replay").output().expect("runs");
+    assert_eq!(with.stdout, without.stdout);
+}
+
+#[test]
+fn json_report_has_the_documented_shape() {
+    let report = json_report(&["replay", "corpora/"]);
+    let run = report["runs"]
+        .as_array()
+        .expect("runs")
+        .iter()
+        .find(|r| r["run_id"] == "1783159200000-p7x2vd")
+        .expect("myactuator session 2");
+    for key in [
+        "run_id",
+        "project",
+        "turns",
+        "tokens_total",
+        "ledger",
+        "firings",
+        "savings",
+        "metrics",
+        "input",
+    ] {
+        assert!(run.get(key).is_some(), "missing {key}");
+    }
+    let abandon = run["firings"]
+        .as_array()
+        .expect("firings")
+        .iter()
+        .find(|f| f["guard"] == "convergence_breaker" && f["action"] == "abandon")
+        .expect("abandon");
+    assert_eq!(abandon["turn"], 2);
+    assert_eq!(abandon["work_order"], "WO-3");
+    assert_eq!(abandon["tokens_saved"], 12340);
+    assert_eq!(run["savings"]["cut_at_turn"], 2);
+    assert_eq!(run["ledger"]["recorded"], "open");
+    assert!(
+        report["summary"]["tokens_saved_combined"]
+            .as_u64()
+            .expect("u64")
+            > 0
+    );
+}
+
+#[test]
+fn output_is_identical_for_any_thread_count() {
+    let run = |threads: &str| {
+        hindsight()
+            .args([
+                "replay",
+                "corpora/",
+                "--format",
+                "json",
+                "--threads",
+                threads,
+            ])
+            .output()
+            .expect("runs")
+            .stdout
+    };
+    let one = run("1");
+    assert!(!one.is_empty());
+    assert_eq!(one, run("2"));
+    assert_eq!(one, run("8"));
+    assert_eq!(one, run("8"));
+}
+
+#[test]
+fn markdown_report_snapshot() {
+    let out = hindsight()
+        .args(["replay", "corpora/", "--format", "markdown"])
+        .output()
+        .expect("runs");
+    insta::assert_snapshot!("corpora_markdown", String::from_utf8_lossy(&out.stdout));
+}
+
+#[test]
+fn table_report_snapshot() {
+    let out = hindsight()
+        .args(["replay", "corpora/"])
+        .output()
+        .expect("runs");
+    insta::assert_snapshot!("corpora_table", String::from_utf8_lossy(&out.stdout));
+}
+
+#[test]
+fn guards_lists_the_catalogue() {
+    let out = hindsight()
+        .args(["guards", "--json"])
+        .output()
+        .expect("runs");
+    let list: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json");
+    let ids: Vec<&str> = list
+        .as_array()
+        .expect("array")
+        .iter()
+        .filter_map(|g| g["id"].as_str())
+        .collect();
+    assert_eq!(
+        ids,
+        [
+            "family_normalization",
+            "convergence_breaker",
+            "diagnostic_delta",
+            "evidence_folding",
+            "ledger_finalization"
+        ]
+    );
+    let breaker = &list[1];
+    assert_eq!(
+        breaker["defaults"],
+        serde_json::json!({"converging_warn": 2, "stalled": 3, "abandon": 5})
+    );
+    hindsight()
+        .arg("guards")
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("WO-TD-06").and(predicate::str::contains("000 WO-3")));
+}
+
+#[test]
+fn lenient_mode_skips_counts_and_locates_bad_records() {
+    let lines = format!("{GOOD}{{\"type\":\"tool_call\",\"turn\":\"3\",\"callId\":\"b\",\"tool\":\"shell\"}}\nnot json\n{{\"type\":\"model_usage\",\"turn\":2,\"promptTokens\":5");
+    let (dir, _) = project(&lines);
+    let out = hindsight()
+        .args(["replay", "--format", "json"])
+        .arg(dir.path())
+        .output()
+        .expect("runs");
+    assert!(out.status.success());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("events.jsonl: 3 bad record(s) skipped"),
+        "{stderr}"
+    );
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json");
+    let input = &report["runs"][0]["input"];
+    assert_eq!(input["skipped"], 3);
+    assert_eq!(input["records"], 2);
+    let problems: Vec<&str> = input["problems"]
+        .as_array()
+        .expect("list")
+        .iter()
+        .filter_map(|p| p.as_str())
+        .collect();
+    assert!(
+        problems[0].ends_with("events.jsonl:3: field `turn`: expected integer, found string"),
+        "{problems:?}"
+    );
+    assert!(
+        problems[1].contains("events.jsonl:4: invalid JSON"),
+        "{problems:?}"
+    );
+    assert!(
+        problems[2].contains("events.jsonl:5: truncated record"),
+        "{problems:?}"
+    );
+}
+
+#[test]
+fn strict_mode_fails_with_exit_2_and_the_location() {
+    let (dir, _) = project(&format!(
+        "{GOOD}{{\"type\":\"tool_result\",\"turn\":2,\"callId\":\"a\"}}\n"
+    ));
+    hindsight()
+        .args(["replay", "--strict"])
+        .arg(dir.path())
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains(
+            "events.jsonl:3: field `success`: required field is missing",
+        ));
+}
+
+#[test]
+fn invalid_utf8_is_located_not_fatal() {
+    let (dir, events) = project(GOOD);
+    let mut bytes = fs::read(&events).expect("read");
+    bytes.extend_from_slice(b"{\"type\":\"session_start\",\"cwd\":\"\xff\xfe\"}\n");
+    fs::write(&events, bytes).expect("write");
+    hindsight()
+        .args(["replay", "--strict"])
+        .arg(dir.path())
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("events.jsonl:3: invalid UTF-8"));
+    hindsight().arg("replay").arg(dir.path()).assert().success();
+}
+
+#[test]
+fn missing_events_file_is_reported() {
+    let (dir, events) = project(GOOD);
+    fs::remove_file(&events).expect("rm");
+    hindsight()
+        .args(["replay", "--strict"])
+        .arg(dir.path())
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("events.jsonl: file is missing"));
+}
+
+#[test]
+fn missing_input_path_is_a_usage_error() {
+    hindsight()
+        .args(["replay", "no/such/dir"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains(
+            "no/such/dir: no such file or directory",
+        ));
+}
+
+#[test]
+fn unknown_setting_is_a_usage_error() {
+    hindsight()
+        .args([
+            "replay",
+            "corpora/",
+            "--set",
+            "convergence_breaker.abandn=3",
+        ])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("unknown field `abandn`"));
+    hindsight()
+        .args(["replay", "corpora/", "--set", "breaker.abandon=3"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("unknown guard `breaker`"));
+}
+
+#[test]
+fn config_file_changes_thresholds() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let config = dir.path().join("guards.json");
+    fs::write(&config, r#"{"convergence_breaker": {"abandon": 99, "stalled": 98}, "diagnostic_delta": {"abandon": 99, "stalled": 98}}"#).expect("write");
+    let report = json_report(&[
+        "replay",
+        "corpora/myactuator",
+        "--config",
+        config.to_str().expect("utf8"),
+    ]);
+    let terminal = report["runs"]
+        .as_array()
+        .expect("runs")
+        .iter()
+        .flat_map(|r| r["firings"].as_array().expect("firings").iter())
+        .filter(|f| f["effect"] == "terminal")
+        .count();
+    assert_eq!(terminal, 0);
+}
+
+#[test]
+fn refuses_to_write_inside_a_recorded_directory() {
+    let (dir, events) = project(GOOD);
+    let run_dir: &Path = events.parent().expect("run dir");
+    let before: Vec<_> = fs::read_dir(run_dir)
+        .expect("ls")
+        .filter_map(Result::ok)
+        .map(|e| e.file_name())
+        .collect();
+    hindsight()
+        .arg("replay")
+        .arg(dir.path())
+        .arg("--out")
+        .arg(run_dir.join("report.txt"))
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains(
+            "refusing to write inside the recorded directory",
+        ));
+    let after: Vec<_> = fs::read_dir(run_dir)
+        .expect("ls")
+        .filter_map(Result::ok)
+        .map(|e| e.file_name())
+        .collect();
+    assert_eq!(before, after);
+}
+
+#[test]
+fn help_has_examples_and_exit_codes() {
+    hindsight()
+        .arg("--help")
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("Examples:").and(predicate::str::contains("Exit codes")));
+    hindsight()
+        .args(["replay", "--help"])
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("--strict"));
+}
