@@ -241,6 +241,8 @@ impl UsageAccumulator {
                 self.carried_chars = 0;
                 self.turn(turn).compaction = true;
             }
+            // A session marker is not a model request.
+            EventKind::SessionStart { .. } => {}
             _ => {
                 self.turn(turn);
             }
