@@ -35,7 +35,7 @@ pub fn read_events(
     let mut lines = LineReader::new(reader);
     let mut buffers = simd_json::Buffers::default();
     while let Some(line) = lines.next_line() {
-        let (number, bytes, terminated) = match line {
+        let (number, bytes, terminated, raw_len) = match line {
             Ok(l) => l,
             Err(e) => {
                 problems.record(
@@ -45,7 +45,7 @@ pub fn read_events(
                 break;
             }
         };
-        stats.bytes += bytes.len() as u64 + u64::from(terminated);
+        stats.bytes += raw_len;
         if bytes.iter().all(u8::is_ascii_whitespace) {
             continue;
         }
@@ -313,13 +313,15 @@ impl<R: BufRead> LineReader<R> {
         }
     }
 
-    /// The next line as (1-based number, bytes without the newline, whether it ended in one).
-    fn next_line(&mut self) -> Option<std::io::Result<(u64, &mut [u8], bool)>> {
+    /// The next line as (1-based number, bytes without the line ending, whether it had
+    /// one, bytes read including the ending).
+    fn next_line(&mut self) -> Option<std::io::Result<(u64, &mut [u8], bool, u64)>> {
         self.buf.clear();
         match self.reader.read_until(b'\n', &mut self.buf) {
             Ok(0) => None,
             Ok(_) => {
                 self.number += 1;
+                let raw_len = self.buf.len() as u64;
                 let terminated = self.buf.last() == Some(&b'\n');
                 if terminated {
                     self.buf.pop();
@@ -327,7 +329,7 @@ impl<R: BufRead> LineReader<R> {
                         self.buf.pop();
                     }
                 }
-                Some(Ok((self.number, &mut self.buf[..], terminated)))
+                Some(Ok((self.number, &mut self.buf[..], terminated, raw_len)))
             }
             Err(e) => Some(Err(e)),
         }
