@@ -35,7 +35,12 @@ pub fn read_events(
     let mut lines = LineReader::new(reader);
     let mut buffers = simd_json::Buffers::default();
     while let Some(line) = lines.next_line() {
-        let (number, bytes, terminated, raw_len) = match line {
+        let Line {
+            number,
+            bytes,
+            terminated,
+            raw_len,
+        } = match line {
             Ok(l) => l,
             Err(e) => {
                 problems.record(
@@ -297,6 +302,18 @@ fn count_unknown_fields(
     }
 }
 
+/// One line of an events stream.
+struct Line<'a> {
+    /// 1-based line number.
+    number: u64,
+    /// The line without its ending.
+    bytes: &'a mut [u8],
+    /// Whether it ended in a newline (a crashed writer leaves the last one open).
+    terminated: bool,
+    /// Bytes read, including the ending.
+    raw_len: u64,
+}
+
 /// Reads lines as raw bytes (so invalid UTF-8 is reported, not fatal), reusing one buffer.
 struct LineReader<R> {
     reader: R,
@@ -313,9 +330,8 @@ impl<R: BufRead> LineReader<R> {
         }
     }
 
-    /// The next line as (1-based number, bytes without the line ending, whether it had
-    /// one, bytes read including the ending).
-    fn next_line(&mut self) -> Option<std::io::Result<(u64, &mut [u8], bool, u64)>> {
+    /// The next line, or `None` at the end of the stream.
+    fn next_line(&mut self) -> Option<std::io::Result<Line<'_>>> {
         self.buf.clear();
         match self.reader.read_until(b'\n', &mut self.buf) {
             Ok(0) => None,
@@ -329,7 +345,12 @@ impl<R: BufRead> LineReader<R> {
                         self.buf.pop();
                     }
                 }
-                Some(Ok((self.number, &mut self.buf[..], terminated, raw_len)))
+                Some(Ok(Line {
+                    number: self.number,
+                    bytes: &mut self.buf[..],
+                    terminated,
+                    raw_len,
+                }))
             }
             Err(e) => Some(Err(e)),
         }
