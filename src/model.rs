@@ -139,7 +139,10 @@ pub struct Frame {
 impl Frame {
     /// Characters across all messages (the fallback token estimate's input).
     pub fn chars(&self) -> u64 {
-        self.messages.iter().map(|m| m.content.len() as u64).sum()
+        self.messages
+            .iter()
+            .map(|m| m.content.chars().count() as u64)
+            .sum()
     }
 }
 

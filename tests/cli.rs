@@ -353,3 +353,16 @@ fn help_has_examples_and_exit_codes() {
         .success()
         .stdout(predicate::str::contains("--strict"));
 }
+
+#[test]
+fn warning_counts_every_skipped_record_of_a_file() {
+    let (dir, _) = project(&format!("{GOOD}{}", "oops\n".repeat(120)));
+    hindsight()
+        .arg("replay")
+        .arg(dir.path())
+        .assert()
+        .success()
+        .stderr(predicate::str::contains(
+            "events.jsonl: 120 bad record(s) skipped; first:",
+        ));
+}

@@ -502,3 +502,25 @@ fn root_refinement_without_signal_falls_back_to_mutations() {
     );
     assert_eq!(turns_of(&runs[0], "diagnostic_delta", "abandon"), vec![5]);
 }
+
+/// A count that only looks smaller because the model piped the build through `tail` is
+/// not progress: alternating views of the same failing build still escalate.
+#[test]
+fn root_refinement_a_shorter_view_is_not_progress() {
+    let full = gcc(4);
+    let tail: String = full.lines().skip(2).map(|l| format!("{l}\n")).collect();
+    let mut run = Run::new("1780000000000-v", ABS, 100);
+    for i in 0..5 {
+        if i % 2 == 0 {
+            run.turn(10).shell("make", false, &full);
+        } else {
+            run.turn(10).shell("make 2>&1 | tail -n 2", false, &tail);
+        }
+    }
+    let runs = replay_sessions(&[run], &Config::default());
+    assert!(
+        !turns_of(&runs[0], "diagnostic_delta", "abandon").is_empty(),
+        "{:?}",
+        runs[0].firings
+    );
+}

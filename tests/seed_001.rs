@@ -250,7 +250,7 @@ fn td04_evidence_folds_by_family() {
     assert_eq!(fold.turn, 9);
     assert_eq!(
         fold.detail.as_deref(),
-        Some("retained 3, folded 3 (0 repeated blocks)")
+        Some("retained 3, folded 3 (repeated blocks: 0)")
     );
     let metrics = &replay.metrics["evidence_folding"];
     assert_eq!(

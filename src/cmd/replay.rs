@@ -126,11 +126,10 @@ fn refuse_inside_inputs<'a>(
 fn warn_skipped(runs: &[RunReplay]) {
     let mut by_file: BTreeMap<&str, (u64, String)> = BTreeMap::new();
     for run in runs {
-        for p in &run.problems.listed {
-            by_file
-                .entry(p.path.as_str())
-                .or_insert((0, p.to_string()))
-                .0 += 1;
+        for (path, count) in &run.problems.by_file {
+            let first = run.problems.listed.iter().find(|p| &p.path == path);
+            let first = first.map_or_else(|| "(not listed)".to_string(), ToString::to_string);
+            by_file.entry(path.as_str()).or_insert((0, first)).0 += count;
         }
     }
     for (path, (count, first)) in by_file {

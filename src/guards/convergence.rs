@@ -69,7 +69,8 @@ pub enum Progress {
     /// WO-3 as first shipped: any productive mutation since the family's last failure.
     Mutation,
     /// Root refinement: the failure signal dropped; worsening adds `worsening_step`
-    /// rounds; without a signal on both sides, fall back to [`Progress::Mutation`].
+    /// rounds; without a signal on both sides, or when the smaller count was read through
+    /// a display filter, fall back to [`Progress::Mutation`].
     DiagnosticDelta { worsening_step: u32 },
 }
 
@@ -133,8 +134,13 @@ impl Breaker {
             Progress::Mutation => u32::from(!mutated),
             Progress::DiagnosticDelta { worsening_step } => {
                 match (track.last_signal, outcome.signal) {
+                    // A smaller count read through `| tail` may only be a shorter view: it
+                    // is not evidence of progress, so the mutation rule decides.
+                    (Some(before), Some(now)) if now < before && call.families.output_filtered => {
+                        u32::from(!mutated)
+                    }
                     (Some(before), Some(now)) if now < before => 0,
-                    (Some(before), Some(now)) if now > before => worsening_step,
+                    (Some(before), Some(now)) if now > before => worsening_step.max(1),
                     (Some(_), Some(_)) => 1,
                     _ => u32::from(!mutated),
                 }

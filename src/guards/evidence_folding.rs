@@ -17,6 +17,7 @@
 
 use super::{Effect, Firings, Guard, GuardInfo, Metrics, RunMeta, Spec};
 use crate::model::{tokens_from_chars, Frame, Message};
+use crate::normalize::outcome::failure_signal;
 use crate::normalize::{NormEvent, RunState, Step};
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, HashMap};
@@ -107,7 +108,7 @@ impl Guard for EvidenceFolding {
         firings
             .fire(frame.turn, &frame.agent, "fold", Effect::Shrink { tokens })
             .detail(format!(
-                "retained {}, folded {} ({} repeated blocks)",
+                "retained {}, folded {} (repeated blocks: {})",
                 plan.retained, plan.folded, plan.repeats
             ));
     }
@@ -167,7 +168,7 @@ pub fn plan_frame(frame: &Frame, run: &RunState, marker: &str) -> FoldPlan {
             if *seen > 1 {
                 plan.folded += 1;
                 plan.repeats += 1;
-                plan.folded_chars += message.content.len() as u64;
+                plan.folded_chars += message.content.chars().count() as u64;
                 if *seen == 2 {
                     folded_repeat_groups += 1;
                 }
@@ -186,7 +187,7 @@ pub fn plan_frame(frame: &Frame, run: &RunState, marker: &str) -> FoldPlan {
             plan.summaries += 1;
             plan.folded_chars += folded
                 .iter()
-                .map(|i| frame.messages[i.index].content.len() as u64)
+                .map(|i| frame.messages[i.index].content.chars().count() as u64)
                 .sum::<u64>();
         }
     }
@@ -243,8 +244,14 @@ fn evidence_item(
         }
     }
     let head = m.content.trim_start().lines().next().unwrap_or_default();
-    let lower = head.to_ascii_lowercase();
-    let failed = lower.contains("fail") || lower.contains("error");
+    // A count decides when there is one ("0 failed" is a success); else the wording.
+    let failed = match failure_signal(head) {
+        Some(n) => n > 0,
+        None => {
+            let lower = head.to_ascii_lowercase();
+            lower.contains("fail") || lower.contains("error")
+        }
+    };
     let item = Item {
         index,
         success: !failed,

@@ -48,7 +48,7 @@ pub struct LedgerFinalization {
     last_mutation: Option<(u64, u32)>,
     last_verified: Option<(u64, u32)>,
     position: u64,
-    /// Stale-edit families not yet resolved, with the turn of their last failure.
+    /// Stale-edit families not yet resolved, with the turn of their first failure.
     stale: BTreeMap<String, u32>,
     terminal: Option<u32>,
     claimed_complete: bool,
@@ -98,7 +98,7 @@ impl Guard for LedgerFinalization {
                         self.stale.clear();
                     }
                 } else if outcome.error_class == Some(ErrorClass::StaleEdit) {
-                    self.stale.insert(family.clone(), event.turn);
+                    self.stale.entry(family.clone()).or_insert(event.turn);
                 }
             }
             Step::Directive(d) => {

@@ -96,6 +96,8 @@ pub struct Problems {
     pub count: u64,
     /// The first `LISTED` problems, in the order found.
     pub listed: Vec<ParseError>,
+    /// Every problem counted by file, so a warning can say how many a file had.
+    pub by_file: std::collections::BTreeMap<String, u64>,
 }
 
 impl Problems {
@@ -108,6 +110,7 @@ impl Problems {
             return Err(error);
         }
         self.count += 1;
+        *self.by_file.entry(error.path.clone()).or_default() += 1;
         if self.listed.len() < Self::LISTED {
             self.listed.push(error);
         }
@@ -116,6 +119,9 @@ impl Problems {
 
     pub fn absorb(&mut self, other: Problems) {
         self.count += other.count;
+        for (path, n) in other.by_file {
+            *self.by_file.entry(path).or_default() += n;
+        }
         let room = Self::LISTED.saturating_sub(self.listed.len());
         self.listed.extend(other.listed.into_iter().take(room));
     }

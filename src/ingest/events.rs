@@ -236,12 +236,9 @@ fn parse_todos(items: &[BorrowedValue<'_>]) -> Result<Vec<Todo>, FieldError> {
             })?;
             let todo = || -> Result<Todo, FieldError> {
                 Ok(Todo {
-                    id: match obj.get("id") {
-                        // Harnesses write numeric ids too; both identify the same todo.
-                        Some(v) if v.as_u64().is_some() => v.as_u64().unwrap_or(0).to_string(),
-                        _ => req_str(obj, "id")?.to_string(),
-                    },
-                    parent_id: opt_string(obj, "parentId")?,
+                    id: todo_id(obj, "id")?
+                        .ok_or_else(|| FieldError::new("id", ProblemKind::MissingField))?,
+                    parent_id: todo_id(obj, "parentId")?,
                     status: req_str(obj, "status")?.to_string(),
                     content: opt_string(obj, "content")?.unwrap_or_default(),
                     verify_command: opt_string(obj, "verifyCommand")?,
@@ -250,6 +247,14 @@ fn parse_todos(items: &[BorrowedValue<'_>]) -> Result<Vec<Todo>, FieldError> {
             todo().map_err(|e| nested(&parent, e))
         })
         .collect()
+}
+
+/// A todo id: harnesses write strings and integers; both name the same todo.
+fn todo_id(obj: &Object<'_>, key: &str) -> Result<Option<String>, FieldError> {
+    match obj.get(key) {
+        Some(v) if v.as_u64().is_some() => Ok(v.as_u64().map(|n| n.to_string())),
+        _ => opt_string(obj, key),
+    }
 }
 
 /// The documented fields per record type; anything else is counted, not fatal.

@@ -161,7 +161,12 @@ pub fn opt_str_list(obj: &Object<'_>, key: &str) -> Result<Vec<String>, FieldErr
 
 /// Prefixes a nested field error with its parent, e.g. `todos[2].status`.
 pub fn nested(parent: &str, e: FieldError) -> FieldError {
-    FieldError::new(format!("{parent}.{}", e.field), e.kind)
+    let field = if e.field.is_empty() {
+        parent.to_string()
+    } else {
+        format!("{parent}.{}", e.field)
+    };
+    FieldError::new(field, e.kind)
 }
 
 /// Converts to an owned `serde_json` value; its maps are sorted, so the result is canonical.

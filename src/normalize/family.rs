@@ -113,7 +113,10 @@ pub fn tool_kind(tool: &str, args: &Map<String, Value>) -> ToolKind {
     // Unknown name: judge by the arguments' shape.
     if command_of(args).is_some() {
         ToolKind::Shell
-    } else if edit_target(args).is_some() {
+    } else if str_arg(args, &TARGET_KEYS).is_some()
+        || args.get("edits").is_some_and(Value::is_array)
+    {
+        // Position keys alone (`offset`, `limit`) are just as likely a ranged read.
         ToolKind::Edit
     } else if path_of(args).is_some()
         && str_arg(args, &["content", "contents", "file_text"]).is_some()
@@ -234,6 +237,9 @@ pub struct Families {
     pub edit_target: Option<String>,
     /// The normalized shell command, for shell calls.
     pub command: Option<String>,
+    /// The recorded command cut its displayed output (`| tail`, `| head`, `| grep`), so the
+    /// output may under-report errors.
+    pub output_filtered: bool,
 }
 
 pub fn families(
@@ -261,6 +267,7 @@ pub fn families(
                 path,
                 edit_target: None,
                 command: Some(command),
+                output_filtered: super::shell::output_is_filtered(raw),
             }
         }
         _ => {
@@ -277,6 +284,7 @@ pub fn families(
                 path,
                 edit_target: edit,
                 command: None,
+                output_filtered: false,
             }
         }
     }
@@ -323,6 +331,8 @@ mod tests {
             tool_kind("mystery", &args(json!({"q": 1}))),
             ToolKind::Other
         );
+        let ranged = args(json!({"path": "a", "offset": 3, "limit": 9}));
+        assert_eq!(tool_kind("mystery", &ranged), ToolKind::Other);
     }
 
     #[test]

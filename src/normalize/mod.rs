@@ -220,6 +220,7 @@ impl RunState {
                 path: None,
                 edit_target: None,
                 command: None,
+                output_filtered: false,
             },
             turn: at.turn,
             agent: at.agent.clone(),

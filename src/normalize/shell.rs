@@ -22,11 +22,38 @@ pub fn normalize_shell_for_family(command: &str, cwd: Option<&str>) -> String {
     render(&list)
 }
 
+/// Whether the output the model saw was cut by a trailing display filter (so an error
+/// count read from it may be smaller than the real one).
+pub fn output_is_filtered(command: &str) -> bool {
+    parse(command).iter().any(|p| {
+        let mut stripped = p.clone();
+        strip_display_filters(&mut stripped);
+        stripped.commands.len() != p.commands.len()
+    })
+}
+
 /// Pagers and viewers whose only effect at the end of a pipeline is what gets displayed.
 const DISPLAY_FILTERS: [&str; 5] = ["tail", "head", "less", "cat", "grep"];
 
 /// `grep` flags that make it decide the exit status rather than display lines.
-const GREP_DECIDING_FLAGS: [&str; 6] = ["-q", "--quiet", "--silent", "-c", "--count", "-l"];
+const GREP_DECIDING_LONG: [&str; 5] = [
+    "--quiet",
+    "--silent",
+    "--count",
+    "--files-with-matches",
+    "--files-without-match",
+];
+
+/// Short `grep` flags that decide rather than display (`-q`, `-c`, `-l`, `-L`), alone or
+/// in a cluster such as `-qi` or `-lr`.
+fn is_deciding_grep_flag(word: &str) -> bool {
+    if GREP_DECIDING_LONG.contains(&word) {
+        return true;
+    }
+    word.strip_prefix('-')
+        .filter(|f| !f.starts_with('-') && f.chars().all(|c| c.is_ascii_alphabetic()))
+        .is_some_and(|f| f.contains(['q', 'c', 'l', 'L']))
+}
 
 #[derive(Debug, Clone, PartialEq)]
 struct Redirect {
@@ -68,9 +95,7 @@ impl Command {
             return false;
         }
         if name == "grep" {
-            return !self.words[1..]
-                .iter()
-                .any(|w| GREP_DECIDING_FLAGS.contains(&w.as_str()));
+            return !self.words[1..].iter().any(|w| is_deciding_grep_flag(w));
         }
         // `cat FILE` at the end of a pipeline prints something else: not a filter.
         name != "cat" || self.words.len() == 1
@@ -382,6 +407,12 @@ mod tests {
     fn only_trailing_filters_are_display() {
         assert_eq!(n("cat Cargo.toml"), "cat Cargo.toml");
         assert_eq!(n("cat log | grep ERROR"), "cat log");
+        assert_eq!(
+            n("npm test | grep -qi passing"),
+            "npm test | grep -qi passing"
+        );
+        assert_eq!(n("make | grep -lr x ."), "make | grep -lr x .");
+        assert_eq!(n("make | grep -i warning"), "make");
         assert_eq!(
             n("npm test | grep -q passing"),
             "npm test | grep -q passing"
