@@ -3,7 +3,7 @@
 //! families. Seed 002 (`002_527d73931b42d8b2.txt`) fix 4 is the same finalization rule.
 
 use hindsight::config::Config;
-use hindsight::guards::evidence_folding::plan_frame;
+use hindsight::guards::evidence::plan_frame;
 use hindsight::model::{Frame, Message};
 use hindsight::normalize::RunState;
 use hindsight::replay::{ProjectReplayer, RunReplay};

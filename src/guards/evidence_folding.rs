@@ -15,12 +15,10 @@
 //! ## Seed
 //! seed 001 (`001_d7c440e7b9955800.txt`), WO-TD-04.
 
+use super::evidence::{frame_tokens, plan_frame, FoldPlan, SUMMARY_CHARS};
 use super::{Effect, Firings, Guard, GuardInfo, Metrics, RunMeta, Spec};
-use crate::model::{tokens_from_chars, Frame, Message};
-use crate::normalize::outcome::failure_signal;
 use crate::normalize::{NormEvent, RunState, Step};
 use serde::{Deserialize, Serialize};
-use std::collections::{BTreeMap, HashMap};
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
@@ -39,9 +37,6 @@ impl Default for Settings {
         }
     }
 }
-
-/// Characters of the one-line summary that replaces what was folded.
-const SUMMARY_CHARS: u64 = 48;
 
 pub struct EvidenceFolding {
     settings: Settings,
@@ -69,17 +64,6 @@ impl Spec for EvidenceFolding {
             tokens: 0,
         }
     }
-}
-
-/// The outcome of folding one frame.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct FoldPlan {
-    pub retained: u64,
-    pub folded: u64,
-    /// Repeated synthetic blocks among `folded`.
-    pub repeats: u64,
-    pub folded_chars: u64,
-    pub summaries: u64,
 }
 
 impl Guard for EvidenceFolding {
@@ -128,163 +112,4 @@ impl Guard for EvidenceFolding {
         m.insert("tokens_shrunk".into(), self.tokens.into());
         m
     }
-}
-
-/// Tokens that `chars` of this frame stand for: scaled by the frame's own estimate when it
-/// has one, else by the fixed characters-per-token rate.
-fn frame_tokens(frame: &Frame, chars: u64) -> u64 {
-    let total = frame.chars();
-    match frame.estimated_tokens {
-        Some(est) if total > 0 => {
-            (u128::from(est) * u128::from(chars.min(total)) / u128::from(total)) as u64
-        }
-        _ => tokens_from_chars(chars),
-    }
-}
-
-/// How one piece of evidence stands in its family.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-struct Item {
-    index: usize,
-    success: bool,
-    mutation: bool,
-    verification: bool,
-}
-
-/// Decides, for one frame, which evidence stays and which folds.
-pub fn plan_frame(frame: &Frame, run: &RunState, marker: &str) -> FoldPlan {
-    let mut families: BTreeMap<String, Vec<Item>> = BTreeMap::new();
-    let mut synthetic: HashMap<String, u64> = HashMap::new();
-    let mut plan = FoldPlan::default();
-    let mut folded_repeat_groups = 0;
-    for (index, message) in frame.messages.iter().enumerate() {
-        if let Some((family, item)) = evidence_item(index, message, run, marker) {
-            families.entry(family).or_default().push(item);
-        } else if message.role == "system" && index > 0 {
-            // The first message is the system prompt proper; later system messages are
-            // injected blocks, and an identical one repeated is pure noise.
-            let seen = synthetic.entry(mask_numbers(&message.content)).or_default();
-            *seen += 1;
-            if *seen > 1 {
-                plan.folded += 1;
-                plan.repeats += 1;
-                plan.folded_chars += message.content.chars().count() as u64;
-                if *seen == 2 {
-                    folded_repeat_groups += 1;
-                }
-            } else {
-                plan.retained += 1;
-            }
-        }
-    }
-    plan.summaries += folded_repeat_groups;
-    for items in families.values() {
-        let keep = kept(items);
-        let folded: Vec<&Item> = items.iter().filter(|i| !keep.contains(&i.index)).collect();
-        plan.retained += keep.len() as u64;
-        if !folded.is_empty() {
-            plan.folded += folded.len() as u64;
-            plan.summaries += 1;
-            plan.folded_chars += folded
-                .iter()
-                .map(|i| frame.messages[i.index].content.chars().count() as u64)
-                .sum::<u64>();
-        }
-    }
-    plan
-}
-
-/// Message indexes to keep: latest success, latest mutation, latest verification, and the
-/// first and last failure after the family's last success (the unresolved ones).
-fn kept(items: &[Item]) -> Vec<usize> {
-    let last = |pred: &dyn Fn(&Item) -> bool| items.iter().rev().find(|i| pred(i)).map(|i| i.index);
-    let last_success = items.iter().rposition(|i| i.success);
-    let unresolved: Vec<usize> = items[last_success.map_or(0, |p| p + 1)..]
-        .iter()
-        .filter(|i| !i.success)
-        .map(|i| i.index)
-        .collect();
-    let mut keep: Vec<usize> = [
-        last(&|i| i.success),
-        last(&|i| i.mutation),
-        last(&|i| i.verification),
-        unresolved.first().copied(),
-        unresolved.last().copied(),
-    ]
-    .into_iter()
-    .flatten()
-    .collect();
-    keep.sort_unstable();
-    keep.dedup();
-    keep
-}
-
-/// A tool message, or a system message opening with the evidence marker, as
-/// (family, item). Linked evidence takes its call's family and outcome; an unlinked
-/// evidence block is keyed by its masked first line.
-fn evidence_item(
-    index: usize,
-    m: &Message,
-    run: &RunState,
-    marker: &str,
-) -> Option<(String, Item)> {
-    let is_marked = m.role == "system" && m.content.trim_start().starts_with(marker);
-    if m.role != "tool" && !is_marked {
-        return None;
-    }
-    if let Some(id) = &m.tool_call_id {
-        if let (Some(call), Some(outcome)) = (run.call(id), run.outcome(id)) {
-            let item = Item {
-                index,
-                success: outcome.success,
-                mutation: outcome.mutation,
-                verification: outcome.verification,
-            };
-            return Some((call.families.action.clone(), item));
-        }
-    }
-    let head = m.content.trim_start().lines().next().unwrap_or_default();
-    // A count decides when there is one ("0 failed" is a success); else the wording.
-    let failed = match failure_signal(head) {
-        Some(n) => n > 0,
-        None => {
-            let lower = head.to_ascii_lowercase();
-            lower.contains("fail") || lower.contains("error")
-        }
-    };
-    let item = Item {
-        index,
-        success: !failed,
-        mutation: false,
-        verification: false,
-    };
-    Some((mask_numbers(head), item))
-}
-
-/// Text with every run of digits replaced by `#` and whitespace collapsed, so blocks that
-/// differ only in counters and turn numbers compare equal.
-pub fn mask_numbers(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    let mut in_digits = false;
-    let mut in_space = false;
-    for c in s.trim().chars() {
-        if c.is_ascii_digit() {
-            if !in_digits {
-                out.push('#');
-            }
-            in_digits = true;
-            in_space = false;
-        } else if c.is_whitespace() {
-            if !in_space {
-                out.push(' ');
-            }
-            in_space = true;
-            in_digits = false;
-        } else {
-            out.push(c);
-            in_digits = false;
-            in_space = false;
-        }
-    }
-    out
 }

@@ -6,6 +6,7 @@
 //! one line of [`registry`], its fixtures and docs/GUARDS.md.
 
 pub mod convergence;
+pub mod evidence;
 
 pub mod convergence_breaker;
 pub mod diagnostic_delta;
