@@ -26,6 +26,11 @@ pub struct CallInfo {
     pub agent: String,
     /// Tool plus canonical (key-sorted) arguments: identical calls share it.
     pub canonical: String,
+    /// The arguments as recorded (file contents of writes, edit texts), for guards that
+    /// read what a call wrote.
+    pub args: serde_json::Map<String, serde_json::Value>,
+    /// The working directory the call ran in, if known.
+    pub cwd: Option<String>,
 }
 
 /// What a result means, whatever the harness wrote.
@@ -198,6 +203,8 @@ impl RunState {
                 call.tool,
                 serde_json::Value::Object(call.args.clone())
             ),
+            args: call.args.clone(),
+            cwd: cwd.map(str::to_string),
         });
         self.calls.insert(call.call_id.clone(), Arc::clone(&info));
         info
@@ -225,6 +232,8 @@ impl RunState {
             turn: at.turn,
             agent: at.agent.clone(),
             canonical: family,
+            args: serde_json::Map::new(),
+            cwd: self.cwd.clone(),
         })
     }
 

@@ -27,6 +27,11 @@ pub fn normalize_shell_for_family(command: &str, cwd: Option<&str>) -> String {
 pub fn output_is_filtered(command: &str) -> bool {
     parse(command).iter().any(|p| {
         let mut stripped = p.clone();
+        // The same order as the family key: noise redirections go first, so
+        // `| tail -n 2 2>/dev/null` is a display filter here too.
+        for cmd in &mut stripped.commands {
+            cmd.redirects.retain(|r| !r.is_stream_noise());
+        }
         strip_display_filters(&mut stripped);
         stripped.commands.len() != p.commands.len()
     })
@@ -419,6 +424,14 @@ mod tests {
         );
         assert_eq!(n("npm test | cat README.md"), "npm test | cat README.md");
         assert_eq!(n("make | tail -5 | head -2"), "make");
+    }
+
+    #[test]
+    fn filtered_output_is_recognised_like_the_family_key() {
+        assert!(output_is_filtered("make 2>&1 | tail -n 2"));
+        assert!(output_is_filtered("make | tail -n 2 2>/dev/null"));
+        assert!(!output_is_filtered("make 2>&1"));
+        assert!(!output_is_filtered("make | tee build.log"));
     }
 
     #[test]
