@@ -49,7 +49,7 @@ struct Item {
 /// Decides, for one frame, which evidence stays and which folds.
 pub fn plan_frame(frame: &Frame, run: &RunState, marker: &str) -> FoldPlan {
     let mut families: BTreeMap<String, Vec<Item>> = BTreeMap::new();
-    let mut synthetic: HashMap<String, u64> = HashMap::new();
+    let mut synthetic: HashMap<u64, u64> = HashMap::new();
     let mut plan = FoldPlan::default();
     let mut folded_repeat_groups = 0;
     for (index, message) in frame.messages.iter().enumerate() {
@@ -58,7 +58,7 @@ pub fn plan_frame(frame: &Frame, run: &RunState, marker: &str) -> FoldPlan {
         } else if message.role == "system" && index > 0 {
             // The first message is the system prompt proper; later system messages are
             // injected blocks, and an identical one repeated is pure noise.
-            let seen = synthetic.entry(mask_numbers(&message.content)).or_default();
+            let seen = synthetic.entry(masked_hash(&message.content)).or_default();
             *seen += 1;
             if *seen > 1 {
                 plan.folded += 1;
@@ -159,27 +159,61 @@ fn evidence_item(
 /// Text with every run of digits replaced by `#` and whitespace collapsed, so blocks that
 /// differ only in counters and turn numbers compare equal.
 pub fn mask_numbers(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
+    let mut out = Vec::with_capacity(s.len());
+    masked_bytes(s, |b| out.push(b));
+    // Whole UTF-8 sequences are emitted, so this never loses anything.
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+/// A hash of `mask_numbers(s)` without building it: frames repeat large blocks, and
+/// comparing them by a 64-bit FNV-1a of the masked text keeps the scan linear and
+/// allocation-free.
+pub fn masked_hash(s: &str) -> u64 {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    masked_bytes(s, |b| {
+        h ^= u64::from(b);
+        h = h.wrapping_mul(0x0000_0100_0000_01b3);
+    });
+    h
+}
+
+/// Feeds the masked form of `s` to `emit` as UTF-8 bytes.
+fn masked_bytes(s: &str, mut emit: impl FnMut(u8)) {
     let mut in_digits = false;
     let mut in_space = false;
     for c in s.trim().chars() {
         if c.is_ascii_digit() {
             if !in_digits {
-                out.push('#');
+                emit(b'#');
             }
             in_digits = true;
             in_space = false;
         } else if c.is_whitespace() {
             if !in_space {
-                out.push(' ');
+                emit(b' ');
             }
             in_space = true;
             in_digits = false;
         } else {
-            out.push(c);
+            let mut buf = [0u8; 4];
+            for b in c.encode_utf8(&mut buf).bytes() {
+                emit(b);
+            }
             in_digits = false;
             in_space = false;
         }
     }
-    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn masking_ignores_numbers_and_spacing_only() {
+        assert_eq!(mask_numbers("turn 12:  3 failed"), "turn #: # failed");
+        assert_eq!(mask_numbers("étape 7 — échec"), "étape # — échec");
+        assert_eq!(masked_hash("turn 12:  3 failed"), masked_hash("turn 9: 41 failed"));
+        assert_ne!(masked_hash("turn 1: make failed"), masked_hash("turn 1: make passed"));
+    }
 }
