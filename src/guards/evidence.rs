@@ -213,7 +213,13 @@ mod tests {
     fn masking_ignores_numbers_and_spacing_only() {
         assert_eq!(mask_numbers("turn 12:  3 failed"), "turn #: # failed");
         assert_eq!(mask_numbers("étape 7 — échec"), "étape # — échec");
-        assert_eq!(masked_hash("turn 12:  3 failed"), masked_hash("turn 9: 41 failed"));
-        assert_ne!(masked_hash("turn 1: make failed"), masked_hash("turn 1: make passed"));
+        assert_eq!(
+            masked_hash("turn 12:  3 failed"),
+            masked_hash("turn 9: 41 failed")
+        );
+        assert_ne!(
+            masked_hash("turn 1: make failed"),
+            masked_hash("turn 1: make passed")
+        );
     }
 }
