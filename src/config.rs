@@ -21,6 +21,8 @@ pub enum ConfigError {
     File { path: String, message: String },
     #[error("unknown guard `{0}` (see `hindsight guards`)")]
     UnknownGuard(String),
+    #[error("`{name}` could be any of {candidates}: use the full guard id")]
+    AmbiguousGuard { name: String, candidates: String },
     #[error("guard `{guard}`: {message}")]
     Settings { guard: String, message: String },
     #[error("`{0}`: expected guard.key=value")]
@@ -52,6 +54,7 @@ impl Config {
         let (guard, key) = path
             .split_once('.')
             .ok_or_else(|| ConfigError::Assignment(assignment.into()))?;
+        let guard = resolve_guard(guard)?;
         let value = serde_json::from_str(value).unwrap_or_else(|_| Value::String(value.into()));
         let section = self
             .guards
@@ -85,5 +88,26 @@ impl Config {
                 Ok((entry, guard))
             })
             .collect()
+    }
+}
+
+/// A guard id, or a unique word of one (`breaker` for `convergence_breaker`), as the
+/// sweep and `--set` accept it.
+pub fn resolve_guard(name: &str) -> Result<&'static str, ConfigError> {
+    let ids: Vec<&'static str> = registry().iter().map(|e| e.info.id).collect();
+    if let Some(id) = ids.iter().find(|id| **id == name) {
+        return Ok(id);
+    }
+    let matches: Vec<&'static str> = ids
+        .into_iter()
+        .filter(|id| id.split('_').any(|word| word == name))
+        .collect();
+    match matches.as_slice() {
+        [one] => Ok(one),
+        [] => Err(ConfigError::UnknownGuard(name.to_string())),
+        many => Err(ConfigError::AmbiguousGuard {
+            name: name.to_string(),
+            candidates: many.join(", "),
+        }),
     }
 }

@@ -92,10 +92,28 @@ impl Timeline<'_> {
                 if cut.is_some_and(|c| turn > c) {
                     return cost;
                 }
-                let reduction: u64 = firings.iter().map(|f| self.reduction(f, turn)).sum();
-                reduction.min(cost)
+                self.reduction_at(firings, turn).min(cost)
             })
             .sum()
+    }
+
+    /// What `firings` take off the request at `turn`: one result suppressed by several
+    /// guards (the same subject) is taken off once, at the largest of their figures.
+    fn reduction_at(&self, firings: &[Firing], turn: u32) -> u64 {
+        let mut by_subject: BTreeMap<&str, u64> = BTreeMap::new();
+        let mut total: u64 = 0;
+        for f in firings {
+            let r = self.reduction(f, turn);
+            match (&f.subject, r) {
+                (_, 0) => {}
+                (Some(s), r) => {
+                    let best = by_subject.entry(s.as_str()).or_default();
+                    *best = (*best).max(r);
+                }
+                (None, r) => total = total.saturating_add(r),
+            }
+        }
+        by_subject.values().fold(total, |t, r| t.saturating_add(*r))
     }
 
     /// What one non-terminal firing takes off the request at `turn`.
@@ -145,6 +163,7 @@ mod tests {
             family: None,
             effect,
             detail: None,
+            subject: None,
         }
     }
 
@@ -196,6 +215,18 @@ mod tests {
         assert_eq!(c.by_guard["b"], 70);
         // The terminal cut makes the fold at turn 2 moot; only turn 1's fold adds.
         assert_eq!(c.combined, 230);
+    }
+
+    #[test]
+    fn one_result_suppressed_by_two_guards_counts_once() {
+        let mut a = firing("a", 1, Effect::Suppress { tokens: 30 });
+        let mut b = firing("b", 1, Effect::Suppress { tokens: 20 });
+        a.subject = Some("call_7".into());
+        b.subject = Some("call_7".into());
+        let r = run(&[(1, 100), (2, 100), (3, 100)], &[], vec![a, b]);
+        let c = cost(&r);
+        assert_eq!((c.by_guard["a"], c.by_guard["b"]), (60, 40));
+        assert_eq!(c.combined, 60);
     }
 
     #[test]

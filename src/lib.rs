@@ -1,11 +1,13 @@
 //! hindsight: replays coding-agent harness guards over recorded telemetry.
 //!
 //! The modules read as the data flow, each depending only on those before it:
-//! `ingest -> model -> normalize -> guards -> replay -> cost -> report -> cmd`.
+//! `ingest -> model -> normalize -> guards -> replay -> cost -> report -> gate -> cmd`;
+//! `synth` writes runs in the recorded format (the producer side of `ingest`).
 
 pub mod cmd;
 pub mod config;
 pub mod cost;
+pub mod gate;
 pub mod guards;
 pub mod ingest;
 pub mod model;

@@ -125,17 +125,45 @@ impl Run {
     }
 
     pub fn directive(&mut self, action: &str, family: &str, state: &str) {
+        let text = format!("Focus: required_next_action={action}");
+        self.directive_text(action, family, state, &text);
+    }
+
+    /// A directive with the harness's own wording.
+    pub fn directive_text(&mut self, action: &str, family: &str, state: &str, text: &str) {
         let turn = self.turn;
         self.push(
             json!({"type": "directive", "turn": turn, "source": "focus_supervisor",
-            "requiredNextAction": action, "family": family, "state": state,
-            "text": format!("Focus: required_next_action={action}")}),
+            "requiredNextAction": action, "family": family, "state": state, "text": text}),
         );
+    }
+
+    /// The same as [`Run::shell`] for a sub-agent (`agent`), e.g. a delegated test loop.
+    pub fn agent_shell(&mut self, agent: &str, command: &str, success: bool, output: &str) {
+        self.calls += 1;
+        let id = format!("call_{:03}", self.calls);
+        let turn = self.turn;
+        self.push(
+            json!({"type": "tool_call", "turn": turn, "agent": agent, "callId": id,
+            "tool": "shell", "args": {"command": command}, "cwd": self.cwd.clone()}),
+        );
+        let mut v = json!({"type": "tool_result", "turn": turn, "agent": agent, "callId": id,
+            "success": success, "output": output, "outputChars": output.chars().count()});
+        if !success {
+            v["errorClass"] = json!("tool_failed");
+        }
+        self.push(v);
     }
 
     pub fn dedup(&mut self, family: &str) {
         let (turn, id) = (self.turn, format!("call_{:03}", self.calls));
         self.push(json!({"type": "dedup", "turn": turn, "callId": id, "family": family}));
+    }
+
+    /// A compaction the harness recorded at the current turn.
+    pub fn compaction(&mut self, before_tokens: u64, after_tokens: u64) {
+        let turn = self.turn;
+        self.push(json!({"type": "compaction", "turn": turn, "beforeTokens": before_tokens, "afterTokens": after_tokens}));
     }
 
     pub fn todos(&mut self, todos: Value) {

@@ -166,9 +166,33 @@ fn guards_lists_the_catalogue() {
             "convergence_breaker",
             "diagnostic_delta",
             "evidence_folding",
-            "ledger_finalization"
+            "ledger_finalization",
+            "stale_edit_recovery",
+            "directive_escalation",
+            "edit_target_families",
+            "adaptive_edit",
+            "dedup_gate",
+            "context_folding",
+            "compaction_policy",
+            "boundary_verifier",
+            "coherence_gate",
+            "todo_truth",
+            "verified_completion",
+            "loop_intervention_wording",
+            "workboard_seed",
+            "artifact_packing",
+            "tool_selector",
         ]
     );
+    for guard in list.as_array().expect("array") {
+        for key in ["work_order", "seed", "summary", "defaults"] {
+            assert!(
+                guard.get(key).is_some_and(|v| !v.is_null()),
+                "{}: {key}",
+                guard["id"]
+            );
+        }
+    }
     let breaker = &list[1];
     assert_eq!(
         breaker["defaults"],
@@ -286,10 +310,10 @@ fn unknown_setting_is_a_usage_error() {
         .code(2)
         .stderr(predicate::str::contains("unknown field `abandn`"));
     hindsight()
-        .args(["replay", "corpora/", "--set", "breaker.abandon=3"])
+        .args(["replay", "corpora/", "--set", "breakr.abandon=3"])
         .assert()
         .code(2)
-        .stderr(predicate::str::contains("unknown guard `breaker`"));
+        .stderr(predicate::str::contains("unknown guard `breakr`"));
 }
 
 #[test]

@@ -4,8 +4,11 @@
 //! Exit codes: 0 success, 1 reserved for findings a command is asked to fail on
 //! (the regression gate), 2 usage or input error (including any problem under `--strict`).
 
+pub mod gate;
 pub mod guards;
+pub mod input;
 pub mod replay;
+pub mod sweep;
 
 use clap::{Parser, Subcommand};
 use std::process::ExitCode;
@@ -22,7 +25,7 @@ pub const EXIT_INPUT: u8 = 2;
         hindsight reads recorded runs (.omnius/ dumps), re-runs the harness guards (work orders) \
         over each trajectory, and reports which guard would have fired at which turn and how many \
         tokens it would have saved.",
-    after_help = "Examples:\n  hindsight replay corpora/\n  hindsight replay runs/ --format json --out report.json\n  hindsight guards\n\n\
+    after_help = "Examples:\n  hindsight replay corpora/\n  hindsight replay runs/ --format json --out report.json\n  hindsight guards\n  hindsight gate corpora/ --expect corpora/expectations.json\n  hindsight sweep corpora/ --expect corpora/expectations.json --param breaker.abandon=3..8\n\n\
         Exit codes: 0 success, 1 findings a command was asked to fail on, 2 usage or input error."
 )]
 pub struct Cli {
@@ -36,12 +39,18 @@ pub enum Command {
     Replay(replay::Args),
     /// List the guard catalogue: id, work order, seed section, defaults.
     Guards(guards::Args),
+    /// Judge a replay against labels and/or a saved baseline (exit 1 on regressions).
+    Gate(gate::Args),
+    /// Replay a labeled corpus over a grid of guard settings: savings against false cuts.
+    Sweep(sweep::Args),
 }
 
 pub fn run(cli: Cli) -> ExitCode {
     let code = match cli.command {
         Command::Replay(args) => replay::run(args),
         Command::Guards(args) => guards::run(args),
+        Command::Gate(args) => gate::run(args),
+        Command::Sweep(args) => sweep::run(args),
     };
     match code {
         Ok(code) => ExitCode::from(code),

@@ -121,10 +121,13 @@ impl Breaker {
         let key = (agent.clone(), call.families.action.clone());
         if outcome.success {
             if outcome.mutation {
-                *self.mutations.entry(agent).or_default() += 1;
+                *self.mutations.entry(agent.clone()).or_default() += 1;
             }
-            // resolve(): the work this family stood for now succeeds.
-            self.tracks.remove(&key);
+            // resolve(): the work this family stood for now succeeds (and, for a passing
+            // `a && b`, the work of `a` and of `b`).
+            for family in outcome.resolves(call) {
+                self.tracks.remove(&(agent.clone(), family.clone()));
+            }
             return None;
         }
         let mutations = self.mutations.get(&agent).copied().unwrap_or(0);

@@ -54,7 +54,12 @@ pub fn fire_escalation(
     firings: &mut Firings,
 ) {
     let (effect, next) = match e.tier {
-        Tier::Abandon => (Effect::Terminal, "terminal_incomplete + report_incomplete"),
+        // Only the main agent's abandon ends the run; a sub-agent's ends the sub-agent,
+        // whose share of the run's tokens the recording does not separate: unpriced.
+        Tier::Abandon if event.agent == "main" => {
+            (Effect::Terminal, "terminal_incomplete + report_incomplete")
+        }
+        Tier::Abandon => (Effect::Advisory, "abandon the sub-agent's trajectory"),
         _ => (
             Effect::Advisory,
             "stop patching; regenerate or run_verification",

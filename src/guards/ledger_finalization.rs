@@ -3,8 +3,9 @@
 //! ## What it checks
 //! At the end of a run whose completion ledger is `open` (or was never written), it
 //! derives the status from the evidence: a mutation after the last successful
-//! verification (or none at all), a stale-edit family never resolved, or a recorded
-//! terminal-incomplete state make it `incomplete_verification`; a clean
+//! verification (or none at all), a stale-edit family never resolved, a check whose last
+//! run failed (seed 002 fix 4: "unresolved evidence"), or a recorded terminal-incomplete
+//! state make it `incomplete_verification`; a clean
 //! `task_complete` with none of those makes it `completed`; otherwise it stays `open`.
 //!
 //! ## Why it matters
@@ -50,6 +51,8 @@ pub struct LedgerFinalization {
     position: u64,
     /// Stale-edit families not yet resolved, with the turn of their first failure.
     stale: BTreeMap<String, u32>,
+    /// Checks (verification families) whose last run failed, with their first failing turn.
+    failing_checks: BTreeMap<String, u32>,
     terminal: Option<u32>,
     claimed_complete: bool,
 }
@@ -70,6 +73,7 @@ impl Spec for LedgerFinalization {
             last_verified: None,
             position: 0,
             stale: BTreeMap::new(),
+            failing_checks: BTreeMap::new(),
             terminal: None,
             claimed_complete: false,
         }
@@ -88,7 +92,10 @@ impl Guard for LedgerFinalization {
             Step::Result { call, outcome, .. } => {
                 let family = &call.families.action;
                 if outcome.success {
-                    self.stale.remove(family);
+                    for resolved in outcome.resolves(call) {
+                        self.stale.remove(resolved);
+                        self.failing_checks.remove(resolved);
+                    }
                     if outcome.mutation {
                         self.last_mutation = Some(here);
                     }
@@ -99,6 +106,10 @@ impl Guard for LedgerFinalization {
                     }
                 } else if outcome.error_class == Some(ErrorClass::StaleEdit) {
                     self.stale.entry(family.clone()).or_insert(event.turn);
+                } else if outcome.verification {
+                    self.failing_checks
+                        .entry(family.clone())
+                        .or_insert(event.turn);
                 }
             }
             Step::Directive(d) => {
@@ -163,6 +174,9 @@ impl LedgerFinalization {
         }
         for (family, turn) in &self.stale {
             reasons.push(format!("stale edit unresolved since turn {turn}: {family}"));
+        }
+        for (family, turn) in &self.failing_checks {
+            reasons.push(format!("verification failing since turn {turn}: {family}"));
         }
         if let Some(t) = self.terminal {
             reasons.push(format!("terminal incomplete at turn {t}"));

@@ -8,11 +8,26 @@
 pub mod convergence;
 pub mod evidence;
 
+pub mod adaptive_edit;
+pub mod artifact_packing;
+pub mod boundary_verifier;
+pub mod coherence_gate;
+pub mod compaction_policy;
+pub mod context_folding;
 pub mod convergence_breaker;
+pub mod dedup_gate;
 pub mod diagnostic_delta;
+pub mod directive_escalation;
+pub mod edit_target_families;
 pub mod evidence_folding;
 pub mod family_normalization;
 pub mod ledger_finalization;
+pub mod loop_intervention_wording;
+pub mod stale_edit_recovery;
+pub mod todo_truth;
+pub mod tool_selector;
+pub mod verified_completion;
+pub mod workboard_seed;
 
 use crate::model::{LedgerFamily, LedgerStatus};
 use crate::normalize::{NormEvent, RunState};
@@ -55,6 +70,9 @@ pub struct Firing {
     pub family: Option<String>,
     pub effect: Effect,
     pub detail: Option<String>,
+    /// What a suppression removes (a call id): several guards suppressing the same result
+    /// count it once in the combined counterfactual.
+    pub subject: Option<String>,
 }
 
 /// Per-run figures a guard reports beside its firings, by name.
@@ -91,6 +109,7 @@ impl Firings {
             family: None,
             effect,
             detail: None,
+            subject: None,
         });
         self.list.last_mut().expect("just pushed")
     }
@@ -107,6 +126,10 @@ impl Firing {
     }
     pub fn detail(&mut self, detail: impl Into<String>) -> &mut Self {
         self.detail = Some(detail.into());
+        self
+    }
+    pub fn subject(&mut self, subject: impl Into<String>) -> &mut Self {
+        self.subject = Some(subject.into());
         self
     }
 }
@@ -187,5 +210,20 @@ pub fn registry() -> Vec<Entry> {
         entry::<diagnostic_delta::DiagnosticDelta>(),
         entry::<evidence_folding::EvidenceFolding>(),
         entry::<ledger_finalization::LedgerFinalization>(),
+        entry::<stale_edit_recovery::StaleEditRecovery>(),
+        entry::<directive_escalation::DirectiveEscalation>(),
+        entry::<edit_target_families::EditTargetFamilies>(),
+        entry::<adaptive_edit::AdaptiveEdit>(),
+        entry::<dedup_gate::DedupGate>(),
+        entry::<context_folding::ContextFolding>(),
+        entry::<compaction_policy::CompactionPolicy>(),
+        entry::<boundary_verifier::BoundaryVerifier>(),
+        entry::<coherence_gate::CoherenceGate>(),
+        entry::<todo_truth::TodoTruth>(),
+        entry::<verified_completion::VerifiedCompletion>(),
+        entry::<loop_intervention_wording::LoopInterventionWording>(),
+        entry::<workboard_seed::WorkboardSeed>(),
+        entry::<artifact_packing::ArtifactPacking>(),
+        entry::<tool_selector::ToolSelector>(),
     ]
 }

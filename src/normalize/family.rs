@@ -242,6 +242,11 @@ pub struct Families {
     pub output_filtered: bool,
 }
 
+/// The family key of an already normalized shell command.
+pub fn shell_family(normalized: &str) -> String {
+    format!("shell:{}", compact(non_empty(normalized), 120))
+}
+
 pub fn families(
     kind: ToolKind,
     tool: &str,
@@ -258,7 +263,7 @@ pub fn families(
             let raw = command_of(args).unwrap_or("");
             let command = normalize_shell_for_family(raw, cwd);
             Families {
-                action: format!("shell:{}", compact(non_empty(&command), 120)),
+                action: shell_family(&command),
                 // What `compactTarget()` did before WO-9: whitespace and truncation only.
                 raw_action: format!(
                     "shell:{}",

@@ -46,6 +46,17 @@ pub struct Outcome {
     pub verification: bool,
     /// Characters the result added to the context.
     pub chars: u64,
+    /// Other families this success proves: the parts of a successful `a && b` chain.
+    pub implies: Vec<String>,
+}
+
+impl Outcome {
+    /// Every family a successful result resolves: its own and the ones it implies.
+    pub fn resolves<'a>(&'a self, call: &'a CallInfo) -> impl Iterator<Item = &'a String> + 'a {
+        let own = self.success.then_some(&call.families.action);
+        own.into_iter()
+            .chain(self.implies.iter().filter(move |_| self.success))
+    }
 }
 
 /// One step of the annotated stream.
@@ -237,6 +248,21 @@ impl RunState {
         })
     }
 
+    /// The parts of a successful `&&` chain, as families.
+    fn implied_families(&self, call: &CallInfo, success: bool) -> Vec<String> {
+        if !success || call.kind != ToolKind::Shell {
+            return Vec::new();
+        }
+        let raw = family::command_of(&call.args).unwrap_or("");
+        let cwd = call.cwd.as_deref().or(self.cwd.as_deref());
+        shell::conjuncts(raw, cwd)
+            .unwrap_or_default()
+            .iter()
+            .map(|part| family::shell_family(part))
+            .filter(|f| f != &call.families.action)
+            .collect()
+    }
+
     fn observe_result(&mut self, call: &CallInfo, result: &ToolResult) -> Outcome {
         let output = result.output.as_deref();
         let signal = output.and_then(outcome::failure_signal);
@@ -264,6 +290,7 @@ impl RunState {
                 .unwrap_or(result.success && call.kind.mutates_files()),
             verification,
             chars: result.chars(),
+            implies: self.implied_families(call, result.success),
         };
         self.outcomes
             .insert(result.call_id.clone(), outcome.clone());

@@ -37,6 +37,51 @@ pub fn output_is_filtered(command: &str) -> bool {
     })
 }
 
+/// The commands a successful top-level `&&` chain proves successful, each in canonical
+/// form: `a && b` succeeding means `a` and `b` each succeeded. A leading `cd DIR` is kept
+/// on every part (the parts ran there). `None` unless the whole command is such a chain
+/// (an `||` or `;` anywhere means a part's failure could be masked or ignored).
+pub fn conjuncts(command: &str, cwd: Option<&str>) -> Option<Vec<String>> {
+    let normalized = normalize_shell_for_family(command, cwd);
+    let list = parse(&normalized);
+    let chained = list.len() > 1
+        && list[..list.len() - 1]
+            .iter()
+            .all(|p| p.then.as_deref() == Some("&&"))
+        && list.last().is_some_and(|p| p.then.is_none());
+    if !chained {
+        return None;
+    }
+    let (cd, rest) = match list.split_first() {
+        Some((first, rest))
+            if first.commands.len() == 1 && first.commands[0].name() == Some("cd") =>
+        {
+            (
+                Some(render(std::slice::from_ref(&Pipeline {
+                    then: None,
+                    ..first.clone()
+                }))),
+                rest,
+            )
+        }
+        _ => (None, &list[..]),
+    };
+    let parts = rest
+        .iter()
+        .map(|p| {
+            let part = render(std::slice::from_ref(&Pipeline {
+                then: None,
+                ..p.clone()
+            }));
+            match &cd {
+                Some(cd) => format!("{cd} && {part}"),
+                None => part,
+            }
+        })
+        .collect();
+    Some(parts)
+}
+
 /// Pagers and viewers whose only effect at the end of a pipeline is what gets displayed.
 const DISPLAY_FILTERS: [&str; 5] = ["tail", "head", "less", "cat", "grep"];
 
@@ -432,6 +477,22 @@ mod tests {
         assert!(output_is_filtered("make | tail -n 2 2>/dev/null"));
         assert!(!output_is_filtered("make 2>&1"));
         assert!(!output_is_filtered("make | tee build.log"));
+    }
+
+    #[test]
+    fn conjunctions_prove_their_parts() {
+        let parts = |c: &str| conjuncts(c, Some("/home/dev/proj"));
+        assert_eq!(
+            parts("npx tsc --noEmit && npm test 2>&1"),
+            Some(vec!["npx tsc --noEmit".into(), "npm test".into()])
+        );
+        assert_eq!(
+            parts("cd /home/dev/proj/api && make && make check"),
+            Some(vec!["cd api && make".into(), "cd api && make check".into()])
+        );
+        assert_eq!(parts("make && make check || true"), None);
+        assert_eq!(parts("make; make check"), None);
+        assert_eq!(parts("make"), None);
     }
 
     #[test]

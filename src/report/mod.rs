@@ -14,20 +14,20 @@ use crate::cost::{cost, RunCost};
 use crate::guards::{registry, Effect};
 use crate::model::LedgerStatus;
 use crate::replay::RunReplay;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
 /// Version of the JSON report's shape; bumped on any incompatible change.
 pub const REPORT_FORMAT: u32 = 1;
 
-#[derive(Debug, Clone, Serialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct Report {
     pub format: u32,
     pub runs: Vec<RunReport>,
     pub summary: Summary,
 }
 
-#[derive(Debug, Clone, Serialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct RunReport {
     pub project: String,
     pub run_id: String,
@@ -43,13 +43,13 @@ pub struct RunReport {
     pub input: InputReport,
 }
 
-#[derive(Debug, Clone, Serialize, PartialEq, Eq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
 pub struct LedgerReport {
     pub recorded: String,
     pub finalized: String,
 }
 
-#[derive(Debug, Clone, Serialize, PartialEq, Eq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
 pub struct FiringReport {
     pub guard: String,
     pub work_order: String,
@@ -63,7 +63,7 @@ pub struct FiringReport {
     pub detail: Option<String>,
 }
 
-#[derive(Debug, Clone, Serialize, PartialEq, Eq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
 pub struct Savings {
     /// Each guard alone, the others as recorded.
     pub by_guard: BTreeMap<String, u64>,
@@ -72,7 +72,7 @@ pub struct Savings {
     pub cut_at_turn: Option<u32>,
 }
 
-#[derive(Debug, Clone, Serialize, PartialEq, Eq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
 pub struct InputReport {
     pub records: u64,
     pub bytes: u64,
@@ -83,7 +83,7 @@ pub struct InputReport {
     pub unknown_fields: BTreeMap<String, u64>,
 }
 
-#[derive(Debug, Clone, Serialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct Summary {
     pub projects: usize,
     pub runs: usize,
@@ -94,7 +94,7 @@ pub struct Summary {
     pub guards: Vec<GuardSummary>,
 }
 
-#[derive(Debug, Clone, Serialize, PartialEq, Eq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
 pub struct GuardSummary {
     pub guard: String,
     pub work_order: String,

@@ -1,0 +1,187 @@
+//! `hindsight gate`: judge a replay against labels and/or a saved baseline, for CI.
+
+use super::input::Input;
+use super::{output, EXIT_OK};
+use crate::gate::{compare, judge, junit, score, GuardScore, Labels, Regression, Verdict};
+use crate::report::tables::thousands;
+use crate::report::Report;
+use anyhow::{bail, Context, Result};
+use comfy_table::{presets, ContentArrangement, Table};
+use serde::Serialize;
+use std::io::Write;
+use std::path::PathBuf;
+
+/// Exit code when the gate finds a regression.
+pub const EXIT_REGRESSION: u8 = 1;
+
+#[derive(Debug, clap::Args)]
+#[command(
+    after_help = "Examples:\n  hindsight gate corpora/ --expect corpora/expectations.json\n  \
+    hindsight replay corpora/ --format json --out baseline.json\n  \
+    hindsight gate corpora/ --baseline baseline.json --tolerance 0.02 --junit gate.xml\n\n\
+    Exit codes: 0 clean, 1 regressions or failed expectations, 2 usage or input error."
+)]
+pub struct Args {
+    #[command(flatten)]
+    pub input: Input,
+    /// Labels and per-guard expectations (docs/GATE.md).
+    #[arg(long)]
+    pub expect: Option<PathBuf>,
+    /// A saved `hindsight replay --format json` to compare with.
+    #[arg(long)]
+    pub baseline: Option<PathBuf>,
+    /// Allowed drop of total tokens saved against the baseline, as a fraction.
+    #[arg(long, default_value_t = 0.05)]
+    pub tolerance: f64,
+    #[arg(long, value_enum, default_value_t = GateFormat::Table)]
+    pub format: GateFormat,
+    /// Also write JUnit XML here (one test case per run and expectation).
+    #[arg(long)]
+    pub junit: Option<PathBuf>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum GateFormat {
+    Table,
+    Json,
+}
+
+#[derive(Debug, Serialize)]
+struct Outcome {
+    pass: bool,
+    verdicts: Vec<Verdict>,
+    regressions: Vec<Regression>,
+    scores: Vec<GuardScore>,
+}
+
+pub fn run(args: Args) -> Result<u8> {
+    if args.expect.is_none() && args.baseline.is_none() {
+        bail!("nothing to judge: give --expect FILE, --baseline REPORT.json, or both");
+    }
+    if !(0.0..=1.0).contains(&args.tolerance) {
+        bail!(
+            "--tolerance {}: expected a fraction between 0 and 1",
+            args.tolerance
+        );
+    }
+    let labels = args.expect.as_deref().map(Labels::load).transpose()?;
+    let baseline = args.baseline.as_deref().map(load_report).transpose()?;
+    let config = args.input.config()?;
+    let projects = args.input.projects()?;
+    let report = Report::build(&args.input.replay(&projects, &config)?);
+    let outcome = Outcome {
+        verdicts: labels
+            .as_ref()
+            .map(|l| judge(&report, l))
+            .unwrap_or_default(),
+        regressions: baseline
+            .as_ref()
+            .map(|b| compare(b, &report, args.tolerance, labels.as_ref()))
+            .unwrap_or_default(),
+        scores: labels
+            .as_ref()
+            .map(|l| score(&report, l))
+            .unwrap_or_default(),
+        pass: false,
+    };
+    let outcome = Outcome {
+        pass: outcome.verdicts.iter().all(|v| v.pass) && outcome.regressions.is_empty(),
+        ..outcome
+    };
+    if let Some(path) = &args.junit {
+        let mut file = std::io::BufWriter::new(
+            std::fs::File::create(path)
+                .with_context(|| format!("{}: cannot create", path.display()))?,
+        );
+        junit::write(&outcome.verdicts, &outcome.regressions, &mut file)?;
+        file.flush()?;
+    }
+    let mut out = output(None)?;
+    match args.format {
+        GateFormat::Json => {
+            serde_json::to_writer_pretty(&mut out, &outcome)?;
+            writeln!(out)?;
+        }
+        GateFormat::Table => render_table(&outcome, &mut out)?,
+    }
+    out.flush()?;
+    Ok(if outcome.pass {
+        EXIT_OK
+    } else {
+        EXIT_REGRESSION
+    })
+}
+
+fn load_report(path: &std::path::Path) -> Result<Report> {
+    let text = std::fs::read_to_string(path)
+        .with_context(|| format!("{}: cannot read", path.display()))?;
+    serde_json::from_str(&text).with_context(|| {
+        format!(
+            "{}: not a `hindsight replay --format json` report",
+            path.display()
+        )
+    })
+}
+
+fn table(headers: Vec<&str>) -> Table {
+    let mut t = Table::new();
+    t.load_style(presets::UTF8_FULL_CONDENSED)
+        .set_content_arrangement(ContentArrangement::Disabled)
+        .set_header(headers);
+    t
+}
+
+fn render_table(o: &Outcome, out: &mut dyn Write) -> std::io::Result<()> {
+    let failed: Vec<&Verdict> = o.verdicts.iter().filter(|v| !v.pass).collect();
+    writeln!(
+        out,
+        "Gate: {} of {} expectations hold; {} baseline regressions: {}",
+        o.verdicts.len() - failed.len(),
+        o.verdicts.len(),
+        o.regressions.len(),
+        if o.pass { "PASS" } else { "FAIL" }
+    )?;
+    if !failed.is_empty() || !o.regressions.is_empty() {
+        let mut t = table(vec!["run", "label", "case", "what happened"]);
+        for v in &failed {
+            t.add_row(vec![
+                v.run.clone(),
+                v.label.as_str().into(),
+                v.case.clone(),
+                v.message.clone(),
+            ]);
+        }
+        for r in &o.regressions {
+            t.add_row(vec![
+                r.run.clone(),
+                "baseline".into(),
+                r.case.clone(),
+                r.message.clone(),
+            ]);
+        }
+        writeln!(out, "\nFailures\n{t}")?;
+    }
+    if !o.scores.is_empty() {
+        let mut t = table(vec![
+            "guard",
+            "work order",
+            "recall (failed)",
+            "median turn",
+            "false terminal (healthy)",
+            "tokens saved (failed)",
+        ]);
+        for s in &o.scores {
+            t.add_row(vec![
+                s.guard.clone(),
+                s.work_order.clone(),
+                format!("{}/{}", s.fired_on_failed, s.failed_runs),
+                s.median_turn_to_fire
+                    .map_or_else(|| "-".into(), |t| t.to_string()),
+                format!("{}/{}", s.false_terminal_on_healthy, s.healthy_runs),
+                thousands(s.tokens_saved_on_failed),
+            ]);
+        }
+        writeln!(out, "\nScores\n{t}")?;
+    }
+    Ok(())
+}

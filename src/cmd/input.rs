@@ -1,0 +1,125 @@
+//! What every replaying subcommand takes: the recorded runs, the guard settings, threads
+//! and strictness; and the one way they are replayed (progress bar, located warnings).
+
+use crate::config::Config;
+use crate::ingest::{discover, Policy, ProjectSource};
+use crate::replay::{replay_all, RunReplay};
+use anyhow::{bail, Context, Result};
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use std::collections::BTreeMap;
+use std::io::IsTerminal;
+use std::path::{Path, PathBuf};
+
+#[derive(Debug, Clone, clap::Args)]
+pub struct Input {
+    /// Directories holding `.omnius/` dumps (searched recursively), or `.omnius` directories.
+    #[arg(default_value = "corpora/")]
+    pub paths: Vec<PathBuf>,
+    /// Guard settings as JSON: {"<guard>": {"<key>": value}}.
+    #[arg(long)]
+    pub config: Option<PathBuf>,
+    /// Override one setting, e.g. `convergence_breaker.abandon=4` (repeatable).
+    #[arg(long = "set", value_name = "GUARD.KEY=VALUE")]
+    pub set: Vec<String>,
+    /// Worker threads (default: one per core). Output is identical for any value.
+    #[arg(long)]
+    pub threads: Option<usize>,
+    /// Fail (exit 2) on the first bad record instead of skipping and counting it.
+    #[arg(long)]
+    pub strict: bool,
+}
+
+impl Input {
+    /// The settings from `--config`, then each `--set` in order.
+    pub fn config(&self) -> Result<Config> {
+        let mut config = match &self.config {
+            Some(path) => Config::from_file(path)?,
+            None => Config::default(),
+        };
+        for assignment in &self.set {
+            config.set(assignment)?;
+        }
+        Ok(config)
+    }
+
+    pub fn projects(&self) -> Result<Vec<ProjectSource>> {
+        Ok(discover(&self.paths)?)
+    }
+
+    pub fn policy(&self) -> Policy {
+        if self.strict {
+            Policy::Strict
+        } else {
+            Policy::Lenient
+        }
+    }
+
+    /// A pool of `--threads` workers (0: one per core).
+    pub fn pool(&self) -> Result<rayon::ThreadPool> {
+        rayon::ThreadPoolBuilder::new()
+            .num_threads(self.threads.unwrap_or(0))
+            .build()
+            .context("cannot start worker threads")
+    }
+
+    /// Replays `projects` with `config`, showing progress and warning once per damaged file.
+    pub fn replay(&self, projects: &[ProjectSource], config: &Config) -> Result<Vec<RunReplay>> {
+        let total: usize = projects.iter().map(|p| p.runs.len()).sum();
+        let bar = progress_bar(total as u64);
+        let result = self
+            .pool()?
+            .install(|| replay_all(projects, config, self.policy(), &|| bar.inc(1)));
+        bar.finish_and_clear();
+        let runs = result?;
+        warn_skipped(&runs);
+        Ok(runs)
+    }
+}
+
+fn progress_bar(total: u64) -> ProgressBar {
+    if !std::io::stderr().is_terminal() {
+        return ProgressBar::hidden();
+    }
+    let bar = ProgressBar::with_draw_target(Some(total), ProgressDrawTarget::stderr());
+    bar.set_style(
+        ProgressStyle::with_template("{spinner} replaying {pos}/{len} runs [{elapsed}] {wide_bar}")
+            .unwrap_or_else(|_| ProgressStyle::default_bar()),
+    );
+    bar
+}
+
+/// The recorded directories are read-only to hindsight, whatever `--out` says.
+pub fn refuse_inside_inputs(out: &Path, projects: &[ProjectSource]) -> Result<()> {
+    let parent = out
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    let Ok(out_dir) = parent.canonicalize() else {
+        return Ok(());
+    };
+    for input in projects.iter().map(|p| &p.omnius) {
+        if input.canonicalize().is_ok_and(|i| out_dir.starts_with(i)) {
+            bail!(
+                "{}: refusing to write inside the recorded directory {}",
+                out.display(),
+                input.display()
+            );
+        }
+    }
+    Ok(())
+}
+
+/// One warning per file with skipped records (lenient mode).
+fn warn_skipped(runs: &[RunReplay]) {
+    let mut by_file: BTreeMap<&str, (u64, String)> = BTreeMap::new();
+    for run in runs {
+        for (path, count) in &run.problems.by_file {
+            let first = run.problems.listed.iter().find(|p| &p.path == path);
+            let first = first.map_or_else(|| "(not listed)".to_string(), ToString::to_string);
+            by_file.entry(path.as_str()).or_insert((0, first)).0 += count;
+        }
+    }
+    for (path, (count, first)) in by_file {
+        eprintln!("warning: {path}: {count} bad record(s) skipped; first: {first}");
+    }
+}

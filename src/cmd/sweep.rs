@@ -1,0 +1,117 @@
+//! `hindsight sweep`: replay a labeled corpus over a grid of guard settings.
+
+use super::input::Input;
+use super::{output, EXIT_OK};
+use crate::gate::sweep::{configure, grid, point, Param, Point};
+use crate::gate::Labels;
+use crate::replay::replay_all;
+use crate::report::tables::thousands;
+use crate::report::Report;
+use anyhow::{Context, Result};
+use comfy_table::{presets, CellAlignment, ContentArrangement, Table};
+use rayon::prelude::*;
+use std::io::Write;
+use std::path::PathBuf;
+
+#[derive(Debug, clap::Args)]
+#[command(
+    after_help = "Examples:\n  hindsight sweep corpora/ --expect corpora/expectations.json \\\n    \
+    --param breaker.stalled=2..5 --param breaker.abandon=3..8\n  \
+    hindsight sweep corpora/ --expect corpora/expectations.json --param delta.worsening_step=1,2,3 --format json"
+)]
+pub struct Args {
+    #[command(flatten)]
+    pub input: Input,
+    /// Labels saying which runs failed and which were healthy (docs/GATE.md).
+    #[arg(long)]
+    pub expect: PathBuf,
+    /// `guard.key=FROM..TO` (inclusive) or `guard.key=A,B,C`; repeat for a grid.
+    #[arg(long = "param", required = true)]
+    pub params: Vec<String>,
+    #[arg(long, value_enum, default_value_t = SweepFormat::Table)]
+    pub format: SweepFormat,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum SweepFormat {
+    Table,
+    Json,
+}
+
+pub fn run(args: Args) -> Result<u8> {
+    let labels = Labels::load(&args.expect)?;
+    let params = args
+        .params
+        .iter()
+        .map(|p| Param::parse(p))
+        .collect::<Result<Vec<_>, _>>()?;
+    let settings = grid(&params)?;
+    let base = args.input.config()?;
+    let configs = settings
+        .iter()
+        .map(|s| configure(&base, s))
+        .collect::<Result<Vec<_>, _>>()?;
+    let projects = args.input.projects()?;
+    let policy = args.input.policy();
+    let points: Vec<Point> = args.input.pool()?.install(|| {
+        settings
+            .into_par_iter()
+            .zip(configs.par_iter())
+            .map(|(setting, config)| {
+                let runs = replay_all(&projects, config, policy, &|| {})?;
+                Ok(point(setting, &Report::build(&runs), &labels))
+            })
+            .collect::<Result<Vec<_>, crate::replay::ReplayError>>()
+    })?;
+    let mut out = output(None)?;
+    match args.format {
+        SweepFormat::Json => {
+            serde_json::to_writer_pretty(&mut out, &points).context("writing JSON")?;
+            writeln!(out)?;
+        }
+        SweepFormat::Table => writeln!(out, "{}", render(&params, &points))?,
+    }
+    out.flush()?;
+    Ok(EXIT_OK)
+}
+
+fn render(params: &[Param], points: &[Point]) -> Table {
+    let mut headers: Vec<String> = params
+        .iter()
+        .map(|p| format!("{}.{}", p.guard, p.key))
+        .collect();
+    headers.extend(
+        [
+            "tokens saved (failed)",
+            "failed runs cut",
+            "false terminal (healthy)",
+            "default",
+        ]
+        .map(String::from),
+    );
+    let mut t = Table::new();
+    t.load_style(presets::UTF8_FULL_CONDENSED)
+        .set_content_arrangement(ContentArrangement::Disabled)
+        .set_header(headers);
+    for p in points {
+        let mut row: Vec<String> = p.setting.iter().map(|(_, v)| v.to_string()).collect();
+        row.push(thousands(p.tokens_saved_on_failed));
+        row.push(format!("{}/{}", p.failed_cut, p.failed_runs));
+        row.push(format!(
+            "{}/{}",
+            p.false_terminal_on_healthy, p.healthy_runs
+        ));
+        row.push(if p.is_default {
+            "*".into()
+        } else {
+            String::new()
+        });
+        t.add_row(row);
+    }
+    for i in 0..params.len() + 3 {
+        if let Some(col) = t.column_mut(i) {
+            col.set_cell_alignment(CellAlignment::Right);
+        }
+    }
+    t
+}

@@ -1,0 +1,164 @@
+//! The labels file: which recorded runs failed and which were healthy, and what each guard
+//! is expected to do on them (docs/GATE.md).
+//!
+//! A run is named `<project>/<runId>`, the project path relative to the labels file's own
+//! directory, so the file travels with its corpus.
+
+use crate::report::RunReport;
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+/// What a run was, as a person judged it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Label {
+    Failed,
+    Healthy,
+}
+
+impl Label {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Failed => "failed",
+            Self::Healthy => "healthy",
+        }
+    }
+}
+
+/// One expectation about one guard on one run.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Expectation {
+    pub guard: String,
+    /// Restricts the expectation to one action (e.g. `abandon`); any action otherwise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub action: Option<String>,
+    /// The first matching firing is at exactly this turn.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fires_at: Option<u32>,
+    /// The first matching firing is at this turn or earlier.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub no_later_than: Option<u32>,
+    /// No matching firing at all.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub never: bool,
+}
+
+/// The kind of an expectation, once validated.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Rule {
+    FiresAt(u32),
+    NoLaterThan(u32),
+    Never,
+}
+
+impl Expectation {
+    pub fn rule(&self) -> Result<Rule, String> {
+        match (self.fires_at, self.no_later_than, self.never) {
+            (Some(t), None, false) => Ok(Rule::FiresAt(t)),
+            (None, Some(t), false) => Ok(Rule::NoLaterThan(t)),
+            (None, None, true) => Ok(Rule::Never),
+            _ => Err(format!(
+                "guard `{}`: give exactly one of fires_at, no_later_than, never",
+                self.guard
+            )),
+        }
+    }
+
+    /// How the expectation reads in a report: `convergence_breaker abandon no later than 2`.
+    pub fn describe(&self) -> String {
+        let what = match &self.action {
+            Some(a) => format!("{} {a}", self.guard),
+            None => self.guard.clone(),
+        };
+        match self.rule() {
+            Ok(Rule::FiresAt(t)) => format!("{what} fires at turn {t}"),
+            Ok(Rule::NoLaterThan(t)) => format!("{what} fires no later than turn {t}"),
+            Ok(Rule::Never) => format!("{what} never fires"),
+            Err(e) => e,
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RunLabel {
+    pub label: Label,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub expect: Vec<Expectation>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LabelFile {
+    pub version: u32,
+    pub runs: BTreeMap<String, RunLabel>,
+}
+
+/// A loaded labels file and the directory its run names are relative to.
+#[derive(Debug, Clone)]
+pub struct Labels {
+    pub file: LabelFile,
+    base: PathBuf,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum LabelsError {
+    #[error("{path}: {message}")]
+    Invalid { path: String, message: String },
+}
+
+impl Labels {
+    pub fn load(path: &Path) -> Result<Self, LabelsError> {
+        let invalid = |message: String| LabelsError::Invalid {
+            path: path.display().to_string(),
+            message,
+        };
+        let text = std::fs::read_to_string(path).map_err(|e| invalid(e.to_string()))?;
+        let file: LabelFile = serde_json::from_str(&text).map_err(|e| invalid(e.to_string()))?;
+        if file.version != 1 {
+            return Err(invalid(format!(
+                "unsupported version {} (expected 1)",
+                file.version
+            )));
+        }
+        for (run, label) in &file.runs {
+            for e in &label.expect {
+                e.rule().map_err(|m| invalid(format!("runs.{run}: {m}")))?;
+            }
+        }
+        let base = path
+            .parent()
+            .filter(|p| !p.as_os_str().is_empty())
+            .unwrap_or(Path::new("."))
+            .to_path_buf();
+        Ok(Self {
+            file,
+            base: base.canonicalize().unwrap_or(base),
+        })
+    }
+
+    /// Labels whose run names are already keys (for tests and generated label sets).
+    pub fn from_file(file: LabelFile, base: PathBuf) -> Self {
+        Self { file, base }
+    }
+
+    /// The name a run has in the labels file.
+    pub fn key(&self, run: &RunReport) -> String {
+        let project = Path::new(&run.project);
+        let relative = project
+            .canonicalize()
+            .ok()
+            .and_then(|p| p.strip_prefix(&self.base).ok().map(Path::to_path_buf))
+            .map(|p| crate::ingest::display(&p))
+            .unwrap_or_else(|| run.project.clone());
+        format!("{relative}/{}", run.run_id)
+    }
+
+    pub fn get(&self, run: &RunReport) -> Option<&RunLabel> {
+        self.file.runs.get(&self.key(run))
+    }
+}

@@ -1,0 +1,17 @@
+//! The regression gate: labels, judging a replay against them, comparing with a saved
+//! replay, per-guard scores, and JUnit output (docs/GATE.md).
+//!
+//! Works from [`crate::report::Report`]s only, so a saved `replay --format json` and
+//! today's replay are compared on equal terms.
+
+pub mod baseline;
+pub mod judge;
+pub mod junit;
+pub mod labels;
+pub mod scores;
+pub mod sweep;
+
+pub use baseline::{compare, Regression};
+pub use judge::{judge, Verdict};
+pub use labels::{Label, Labels};
+pub use scores::{score, GuardScore};

@@ -1,0 +1,91 @@
+//! Per-guard scores over a labeled corpus: recall on failed runs, how early it fires, false
+//! terminal firings on healthy runs, and tokens saved on failed runs.
+
+use super::labels::{Label, Labels};
+use crate::guards::registry;
+use crate::report::{Report, RunReport};
+use serde::Serialize;
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct GuardScore {
+    pub guard: String,
+    pub work_order: String,
+    pub failed_runs: usize,
+    /// Failed runs on which the guard fired at all.
+    pub fired_on_failed: usize,
+    /// `fired_on_failed / failed_runs`, in thousandths (integers keep output stable).
+    pub recall_permille: u32,
+    /// Median first-fire turn over the failed runs it fired on.
+    pub median_turn_to_fire: Option<u32>,
+    pub healthy_runs: usize,
+    /// Healthy runs this guard would have cut short.
+    pub false_terminal_on_healthy: usize,
+    pub tokens_saved_on_failed: u64,
+}
+
+/// Scores every registered guard over the labeled runs of `report`.
+pub fn score(report: &Report, labels: &Labels) -> Vec<GuardScore> {
+    let labeled: Vec<(&RunReport, Label)> = report
+        .runs
+        .iter()
+        .filter_map(|r| labels.get(r).map(|l| (r, l.label)))
+        .collect();
+    let failed: Vec<&RunReport> = labeled
+        .iter()
+        .filter(|(_, l)| *l == Label::Failed)
+        .map(|(r, _)| *r)
+        .collect();
+    let healthy: Vec<&RunReport> = labeled
+        .iter()
+        .filter(|(_, l)| *l == Label::Healthy)
+        .map(|(r, _)| *r)
+        .collect();
+    registry()
+        .iter()
+        .map(|entry| {
+            let id = entry.info.id;
+            let mut turns: Vec<u32> = failed
+                .iter()
+                .filter_map(|r| {
+                    r.firings
+                        .iter()
+                        .filter(|f| f.guard == id)
+                        .map(|f| f.turn)
+                        .min()
+                })
+                .collect();
+            turns.sort_unstable();
+            let fired = turns.len();
+            GuardScore {
+                guard: id.to_string(),
+                work_order: entry.info.work_order.to_string(),
+                failed_runs: failed.len(),
+                fired_on_failed: fired,
+                recall_permille: permille(fired, failed.len()),
+                median_turn_to_fire: median(&turns),
+                healthy_runs: healthy.len(),
+                false_terminal_on_healthy: healthy
+                    .iter()
+                    .filter(|r| {
+                        r.firings
+                            .iter()
+                            .any(|f| f.guard == id && f.effect == "terminal")
+                    })
+                    .count(),
+                tokens_saved_on_failed: failed
+                    .iter()
+                    .filter_map(|r| r.savings.by_guard.get(id))
+                    .sum(),
+            }
+        })
+        .collect()
+}
+
+pub fn permille(part: usize, whole: usize) -> u32 {
+    (part * 1000).checked_div(whole).map_or(0, |p| p as u32)
+}
+
+/// The lower median, so the result is always a turn that occurred.
+fn median(sorted: &[u32]) -> Option<u32> {
+    (!sorted.is_empty()).then(|| sorted[(sorted.len() - 1) / 2])
+}

@@ -1,0 +1,154 @@
+//! Threshold sweeps: the corpus replayed over a grid of guard settings, each setting scored
+//! by tokens saved on failed runs against healthy runs cut short, so thresholds are picked
+//! from a trade-off (issue #4), with the seeds' defaults marked.
+
+use super::labels::{Label, Labels};
+use super::scores::permille;
+use crate::config::{resolve_guard, Config, ConfigError};
+use crate::report::Report;
+use serde::Serialize;
+
+/// One swept parameter: `guard.key` and the values it takes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Param {
+    pub guard: &'static str,
+    pub key: String,
+    pub values: Vec<i64>,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum ParamError {
+    #[error("`{0}`: expected guard.key=FROM..TO or guard.key=A,B,C (integers)")]
+    Syntax(String),
+    #[error(transparent)]
+    Guard(#[from] ConfigError),
+    #[error("`{0}`: the grid has more than {1} settings")]
+    TooLarge(String, usize),
+}
+
+/// Refuses grids that would take longer than anyone meant to wait.
+pub const MAX_SETTINGS: usize = 4096;
+
+impl Param {
+    /// `breaker.stalled=2..5` (inclusive) or `breaker.stalled=2,3,5`.
+    pub fn parse(text: &str) -> Result<Self, ParamError> {
+        let syntax = || ParamError::Syntax(text.to_string());
+        let (path, values) = text.split_once('=').ok_or_else(syntax)?;
+        let (guard, key) = path.split_once('.').ok_or_else(syntax)?;
+        let values: Vec<i64> = match values.split_once("..") {
+            Some((from, to)) => {
+                let (from, to): (i64, i64) = (
+                    from.trim().parse().map_err(|_| syntax())?,
+                    to.trim().parse().map_err(|_| syntax())?,
+                );
+                if to < from || to - from >= MAX_SETTINGS as i64 {
+                    return Err(syntax());
+                }
+                (from..=to).collect()
+            }
+            None => values
+                .split(',')
+                .map(|v| v.trim().parse().map_err(|_| syntax()))
+                .collect::<Result<_, _>>()?,
+        };
+        Ok(Self {
+            guard: resolve_guard(guard)?,
+            key: key.to_string(),
+            values,
+        })
+    }
+}
+
+/// Every combination of the parameters' values, in a fixed order.
+pub fn grid(params: &[Param]) -> Result<Vec<Vec<(String, i64)>>, ParamError> {
+    let mut settings: Vec<Vec<(String, i64)>> = vec![Vec::new()];
+    for p in params {
+        let name = format!("{}.{}", p.guard, p.key);
+        let mut next = Vec::with_capacity(settings.len() * p.values.len());
+        for s in &settings {
+            for v in &p.values {
+                let mut point = s.clone();
+                point.push((name.clone(), *v));
+                next.push(point);
+            }
+        }
+        settings = next;
+        if settings.len() > MAX_SETTINGS {
+            return Err(ParamError::TooLarge(name, MAX_SETTINGS));
+        }
+    }
+    Ok(settings)
+}
+
+/// `base` with one grid point applied.
+pub fn configure(base: &Config, setting: &[(String, i64)]) -> Result<Config, ConfigError> {
+    let mut config = base.clone();
+    for (name, value) in setting {
+        config.set(&format!("{name}={value}"))?;
+    }
+    Ok(config)
+}
+
+/// How one setting fares over the labeled corpus.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Point {
+    pub setting: Vec<(String, i64)>,
+    /// Every value equals the guard's default.
+    pub is_default: bool,
+    pub tokens_saved_on_failed: u64,
+    /// Healthy runs with any terminal firing.
+    pub false_terminal_on_healthy: usize,
+    /// Failed runs with a terminal firing (cut short, as they should be).
+    pub failed_cut: usize,
+    pub failed_runs: usize,
+    pub healthy_runs: usize,
+    pub failed_cut_permille: u32,
+}
+
+/// Scores one replayed setting.
+pub fn point(setting: Vec<(String, i64)>, report: &Report, labels: &Labels) -> Point {
+    let mut p = Point {
+        is_default: is_default(&setting),
+        setting,
+        tokens_saved_on_failed: 0,
+        false_terminal_on_healthy: 0,
+        failed_cut: 0,
+        failed_runs: 0,
+        healthy_runs: 0,
+        failed_cut_permille: 0,
+    };
+    for run in &report.runs {
+        let terminal = run.savings.cut_at_turn.is_some();
+        match labels.get(run).map(|l| l.label) {
+            Some(Label::Failed) => {
+                p.failed_runs += 1;
+                p.tokens_saved_on_failed += run.savings.combined;
+                p.failed_cut += usize::from(terminal);
+            }
+            Some(Label::Healthy) => {
+                p.healthy_runs += 1;
+                p.false_terminal_on_healthy += usize::from(terminal);
+            }
+            None => {}
+        }
+    }
+    p.failed_cut_permille = permille(p.failed_cut, p.failed_runs);
+    p
+}
+
+fn is_default(setting: &[(String, i64)]) -> bool {
+    let defaults: std::collections::BTreeMap<&str, serde_json::Value> = crate::guards::registry()
+        .iter()
+        .map(|e| (e.info.id, (e.defaults)()))
+        .collect();
+    setting.iter().all(|(name, value)| {
+        let Some((guard, key)) = name.split_once('.') else {
+            return false;
+        };
+        defaults
+            .get(guard)
+            .and_then(|d| d.get(key))
+            .and_then(serde_json::Value::as_i64)
+            == Some(*value)
+    })
+}

@@ -1,0 +1,235 @@
+//! `adaptive_edit`: after repeated edit failures on one file, switch that file to a rewrite.
+//!
+//! ## What it checks
+//! Counts, per file (the `path` family of edit-kind calls) and agent, the consecutive edit
+//! failures whose error class is an edit failure (hash mismatch, stale `old_string`, not
+//! found). At `switch_threshold` (2) it fires `rewrite`: the harness would have told the
+//! model to rewrite the whole file from its current contents. Every further edit failure on
+//! that file before it is successfully changed is one the rewrite would have avoided:
+//! `avoided_edit_failure`, whose call and result would never have entered the context. A
+//! successful mutation of the file (an edit or a write, or any result that lists the file
+//! among its changed `paths`) resets the count and re-arms the guard.
+//!
+//! ## Why it matters
+//! A weak model bangs on a brittle primitive: in the myactuator run a `file_edit` with an
+//! `expected_hash` was rejected and retried 8 times identically, and 965 edits failed as
+//! `not_found` (seed 000, WO-8 "Root-cause tie").
+//!
+//! ## Seed
+//! seed 000 (`000_053cae7e53b598d3.txt`), WO-8 "Adaptive Edit Strategy (HarnessBridge-lite:
+//! auto-switch edit→rewrite)", and "The failure signature" (`file_edit` hash-mismatch
+//! retried 8× identically).
+
+use super::{Effect, Firings, Guard, GuardInfo, Metrics, RunMeta, Spec};
+use crate::model::tokens_from_chars;
+use crate::normalize::family::key_path;
+use crate::normalize::{CallInfo, ErrorClass, NormEvent, Outcome, RunState, Step, ToolKind};
+use serde::{Deserialize, Serialize};
+use std::collections::{BTreeMap, BTreeSet};
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct Settings {
+    /// Consecutive edit failures on one file that switch it to a rewrite (`switchThreshold`);
+    /// applied as at least 1.
+    pub switch_threshold: u32,
+}
+
+impl Default for Settings {
+    fn default() -> Self {
+        Self {
+            switch_threshold: 2,
+        }
+    }
+}
+
+/// The failures of one agent on one file since the file last changed.
+#[derive(Debug, Default)]
+struct Streak {
+    failures: u32,
+    classes: BTreeSet<&'static str>,
+    /// Turn of the `rewrite` firing, once the threshold was reached.
+    rewrite_at: Option<u32>,
+}
+
+pub struct AdaptiveEdit {
+    settings: Settings,
+    /// (file, agent) -> streak. Keyed by agent too: the guidance reaches one agent's loop.
+    streaks: BTreeMap<(String, String), Streak>,
+    /// File -> turn of its latest successful read: what the rewrite could start from.
+    reads: BTreeMap<String, u32>,
+    rewrites: u64,
+    avoided: u64,
+    tokens_suppressed: u64,
+}
+
+impl Spec for AdaptiveEdit {
+    const INFO: GuardInfo = GuardInfo {
+        id: "adaptive_edit",
+        work_order: "WO-8",
+        seed: "000 WO-8",
+        summary: "consecutive edit failures on one file reach switch_threshold (2): rewrite",
+    };
+    type Settings = Settings;
+
+    fn new(settings: Settings) -> Self {
+        Self {
+            settings,
+            streaks: BTreeMap::new(),
+            reads: BTreeMap::new(),
+            rewrites: 0,
+            avoided: 0,
+            tokens_suppressed: 0,
+        }
+    }
+}
+
+impl Guard for AdaptiveEdit {
+    fn begin_run(&mut self, _run: &RunMeta<'_>) {
+        *self = Self::new(std::mem::take(&mut self.settings));
+    }
+
+    fn observe(&mut self, event: &NormEvent<'_>, _run: &RunState, firings: &mut Firings) {
+        let Step::Result { call, outcome, raw } = &event.step else {
+            return;
+        };
+        if outcome.success {
+            if outcome.mutation {
+                for path in changed_paths(call, &raw.paths) {
+                    // The file changed: earlier failures no longer describe it.
+                    self.streaks.retain(|(file, _), _| *file != path);
+                }
+            }
+            if call.kind == ToolKind::Read {
+                if let Some(path) = &call.families.path {
+                    self.reads.insert(path.clone(), event.turn);
+                }
+            }
+            return;
+        }
+        let (Some(path), Some(class)) = (&call.families.path, outcome.error_class) else {
+            return;
+        };
+        if call.kind == ToolKind::Edit && class.is_edit_failure() {
+            self.edit_failed(event, path, class, call, outcome, firings);
+        }
+    }
+
+    fn finish_run(&mut self, _run: &RunMeta<'_>, _state: &RunState, _f: &mut Firings) -> Metrics {
+        let mut metrics = Metrics::new();
+        metrics.insert("rewrites".into(), self.rewrites.into());
+        metrics.insert("avoided_failures".into(), self.avoided.into());
+        metrics.insert("tokens_suppressed".into(), self.tokens_suppressed.into());
+        metrics
+    }
+}
+
+impl AdaptiveEdit {
+    fn edit_failed(
+        &mut self,
+        event: &NormEvent<'_>,
+        path: &str,
+        class: ErrorClass,
+        call: &CallInfo,
+        outcome: &Outcome,
+        firings: &mut Firings,
+    ) {
+        let threshold = self.settings.switch_threshold.max(1);
+        let key = (path.to_string(), event.agent.to_string());
+        let streak = self.streaks.entry(key).or_default();
+        streak.failures = streak.failures.saturating_add(1);
+        streak.classes.insert(class.as_str());
+        if let Some(rewrite_at) = streak.rewrite_at {
+            // Past the switch the model would have been rewriting, not editing.
+            let tokens = tokens_from_chars(outcome.chars.saturating_add(args_chars(call)));
+            let detail = format!(
+                "edit failure {} ({}) after rewrite at turn {rewrite_at}",
+                streak.failures,
+                class.as_str()
+            );
+            firings
+                .fire(
+                    event.turn,
+                    event.agent,
+                    "avoided_edit_failure",
+                    Effect::Suppress { tokens },
+                )
+                .family(path)
+                .detail(detail)
+                .subject(call.call_id.clone());
+            self.avoided += 1;
+            self.tokens_suppressed = self.tokens_suppressed.saturating_add(tokens);
+        } else if streak.failures >= threshold {
+            streak.rewrite_at = Some(event.turn);
+            let classes: Vec<&str> = streak.classes.iter().copied().collect();
+            let base = match self.reads.get(path) {
+                Some(turn) => format!("base: read at turn {turn}"),
+                None => "base: unknown".to_string(),
+            };
+            let detail = format!(
+                "{} consecutive edit failures ({}); rewrite from current contents; {base}",
+                streak.failures,
+                classes.join(", ")
+            );
+            firings
+                .fire(event.turn, event.agent, "rewrite", Effect::Advisory)
+                .family(path)
+                .detail(detail);
+            self.rewrites += 1;
+        }
+    }
+}
+
+/// The files a successful mutation changed: the call's own path (an edit or a write) and
+/// the paths the harness recorded, in key form.
+fn changed_paths(call: &CallInfo, recorded: &[String]) -> BTreeSet<String> {
+    let mut paths: BTreeSet<String> = recorded
+        .iter()
+        .map(|p| key_path(p, call.cwd.as_deref()))
+        .collect();
+    if call.kind.mutates_files() {
+        paths.extend(call.families.path.iter().cloned());
+    }
+    paths
+}
+
+/// The arguments' size as the context carried them (serialized JSON, keys sorted).
+fn args_chars(call: &CallInfo) -> u64 {
+    serde_json::to_string(&call.args).map_or(0, |s| s.len() as u64)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn call(kind: ToolKind, path: &str) -> CallInfo {
+        let mut args = serde_json::Map::new();
+        args.insert("path".into(), path.into());
+        CallInfo {
+            call_id: "c".into(),
+            tool: "t".into(),
+            kind,
+            families: crate::normalize::family::families(kind, "t", &args, Some("/w")),
+            turn: 1,
+            agent: "main".into(),
+            canonical: String::new(),
+            args,
+            cwd: Some("/w".into()),
+        }
+    }
+
+    #[test]
+    fn recorded_paths_are_keyed_like_families() {
+        let c = call(ToolKind::Shell, "");
+        let paths = changed_paths(&c, &["/w/src/a.rs".into(), "./b.rs".into()]);
+        assert_eq!(paths, BTreeSet::from(["b.rs".into(), "src/a.rs".into()]));
+        let e = call(ToolKind::Edit, "/w/src/c.rs");
+        assert!(changed_paths(&e, &[]).contains("src/c.rs"));
+    }
+
+    #[test]
+    fn args_are_measured_as_serialized_json() {
+        let c = call(ToolKind::Edit, "a");
+        assert_eq!(args_chars(&c), r#"{"path":"a"}"#.len() as u64);
+    }
+}

@@ -1,0 +1,397 @@
+//! `hindsight gate` and `hindsight sweep` against the real binary (issue #4), on small
+//! labeled corpora written by each test.
+
+use assert_cmd::Command;
+use hindsight::synth::Run;
+use predicates::prelude::*;
+use serde_json::json;
+use std::fs;
+use std::path::Path;
+
+fn hindsight() -> Command {
+    Command::cargo_bin("hindsight").expect("binary")
+}
+
+/// A failed run (five varied failures of one build, no progress) and a healthy run whose
+/// test suite flakes twice in a row before it passes.
+fn corpus(root: &Path) {
+    let mut failed = Run::new("1780000000000-fail01", "/w/api", 1000);
+    for v in [
+        "npm test",
+        "npm test 2>&1",
+        "npm test | tail -40",
+        "npm test 2>&1 | tail",
+        "npm test",
+    ] {
+        failed
+            .turn(100)
+            .shell(v, false, "Tests: 3 failed, 10 passed, 13 total");
+    }
+    failed.write_to(&root.join("api/.omnius"));
+    let mut healthy = Run::new("1780000000000-ok0001", "/w/svc", 1000);
+    healthy.turn(100).shell(
+        "go test ./...",
+        false,
+        "--- FAIL: TestDial (0.00s)\ndial tcp: i/o timeout\nFAIL\tsvc\t0.31s",
+    );
+    healthy.turn(100).shell(
+        "go test ./...",
+        false,
+        "--- FAIL: TestDial (0.00s)\ndial tcp: i/o timeout\nFAIL\tsvc\t0.30s",
+    );
+    healthy
+        .turn(100)
+        .shell("go test ./...", true, "ok  \tsvc\t0.12s");
+    healthy.complete("completed", "tests pass");
+    healthy.ledger = Some("completed".into());
+    healthy.write_to(&root.join("svc/.omnius"));
+    let labels = json!({"version": 1, "runs": {
+        "api/1780000000000-fail01": {"label": "failed", "expect": [
+            {"guard": "convergence_breaker", "action": "stalled", "fires_at": 3},
+            {"guard": "convergence_breaker", "action": "abandon", "no_later_than": 5},
+            {"guard": "evidence_folding", "never": true}
+        ]},
+        "svc/1780000000000-ok0001": {"label": "healthy"}
+    }});
+    fs::write(root.join("expectations.json"), labels.to_string()).expect("labels");
+}
+
+fn gate(root: &Path) -> Command {
+    let mut cmd = hindsight();
+    cmd.current_dir(root)
+        .args(["gate", ".", "--expect", "expectations.json"]);
+    cmd
+}
+
+#[test]
+fn a_clean_corpus_passes() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    corpus(dir.path());
+    gate(dir.path())
+        .assert()
+        .code(0)
+        .stdout(predicate::str::contains(
+            "Gate: 4 of 4 expectations hold; 0 baseline regressions: PASS",
+        ));
+}
+
+#[test]
+fn lowering_abandon_to_2_cuts_the_healthy_run_short() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    corpus(dir.path());
+    gate(dir.path())
+        .args(["--set", "breaker.abandon=2"])
+        .assert()
+        .code(1)
+        .stdout(predicate::str::contains("svc/1780000000000-ok0001"))
+        .stdout(predicate::str::contains(
+            "cut the healthy run short at turn 2",
+        ));
+}
+
+#[test]
+fn json_and_junit_outputs() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    corpus(dir.path());
+    let out = gate(dir.path())
+        .args([
+            "--set",
+            "convergence_breaker.stalled=4",
+            "--format",
+            "json",
+            "--junit",
+            "gate.xml",
+        ])
+        .output()
+        .expect("runs");
+    assert_eq!(out.status.code(), Some(1));
+    let outcome: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json");
+    assert_eq!(outcome["pass"], false);
+    let failing: Vec<&serde_json::Value> = outcome["verdicts"]
+        .as_array()
+        .expect("verdicts")
+        .iter()
+        .filter(|v| v["pass"] == false)
+        .collect();
+    assert_eq!(failing.len(), 1);
+    assert_eq!(
+        failing[0]["case"],
+        "convergence_breaker stalled fires at turn 3"
+    );
+    assert_eq!(failing[0]["message"], "first fired at turn 4");
+    let scores = outcome["scores"].as_array().expect("scores");
+    let breaker = scores
+        .iter()
+        .find(|s| s["guard"] == "convergence_breaker")
+        .expect("breaker");
+    assert_eq!(breaker["fired_on_failed"], 1);
+    assert_eq!(breaker["false_terminal_on_healthy"], 0);
+    let xml = fs::read_to_string(dir.path().join("gate.xml")).expect("junit");
+    assert!(
+        xml.contains(r#"<testsuites name="hindsight gate" tests="4" failures="1">"#),
+        "{xml}"
+    );
+    assert!(
+        xml.contains(r#"<failure message="first fired at turn 4"/>"#),
+        "{xml}"
+    );
+}
+
+fn save_baseline(root: &Path, name: &str, extra: &[&str]) {
+    hindsight()
+        .current_dir(root)
+        .args(["replay", ".", "--format", "json", "--out", name])
+        .args(extra)
+        .assert()
+        .success();
+}
+
+#[test]
+fn baseline_catches_a_firing_that_moved_later() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    corpus(dir.path());
+    save_baseline(dir.path(), "baseline.json", &[]);
+    hindsight()
+        .current_dir(dir.path())
+        .args([
+            "gate",
+            ".",
+            "--baseline",
+            "baseline.json",
+            "--set",
+            "convergence_breaker.stalled=4",
+        ])
+        .assert()
+        .code(1)
+        .stdout(predicate::str::contains("convergence_breaker stalled"))
+        .stdout(predicate::str::contains("moved later: turn 3 -> turn 4"));
+}
+
+#[test]
+fn baseline_catches_a_firing_that_disappeared() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    corpus(dir.path());
+    save_baseline(dir.path(), "baseline.json", &[]);
+    hindsight()
+        .current_dir(dir.path())
+        .args(["gate", ".", "--baseline", "baseline.json"])
+        .args([
+            "--set",
+            "convergence_breaker.stalled=9",
+            "--set",
+            "convergence_breaker.abandon=10",
+        ])
+        .assert()
+        .code(1)
+        .stdout(predicate::str::contains(
+            "fired at turn 5 in the baseline, no longer fires",
+        ));
+    // Against itself the baseline is clean.
+    hindsight()
+        .current_dir(dir.path())
+        .args(["gate", ".", "--baseline", "baseline.json"])
+        .assert()
+        .code(0);
+}
+
+#[test]
+fn baseline_flags_a_new_terminal_firing_on_a_healthy_run_and_a_savings_drop() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    corpus(dir.path());
+    save_baseline(dir.path(), "baseline.json", &[]);
+    let out = hindsight()
+        .current_dir(dir.path())
+        .args([
+            "gate",
+            ".",
+            "--baseline",
+            "baseline.json",
+            "--expect",
+            "expectations.json",
+        ])
+        .args(["--set", "breaker.abandon=2", "--format", "json"])
+        .output()
+        .expect("runs");
+    let outcome: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json");
+    let messages: Vec<&str> = outcome["regressions"]
+        .as_array()
+        .expect("regressions")
+        .iter()
+        .filter_map(|r| r["message"].as_str())
+        .collect();
+    assert!(
+        messages.contains(&"new terminal firing on a healthy run at turn 2"),
+        "{messages:?}"
+    );
+
+    save_baseline(dir.path(), "generous.json", &["--set", "breaker.abandon=2"]);
+    hindsight()
+        .current_dir(dir.path())
+        .args([
+            "gate",
+            ".",
+            "--baseline",
+            "generous.json",
+            "--tolerance",
+            "0.01",
+        ])
+        .assert()
+        .code(1)
+        .stdout(predicate::str::contains("tokens saved (combined)"));
+}
+
+#[test]
+fn gate_needs_something_to_judge_and_valid_labels() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    corpus(dir.path());
+    hindsight()
+        .current_dir(dir.path())
+        .args(["gate", "."])
+        .assert()
+        .code(2);
+    fs::write(
+        dir.path().join("bad.json"),
+        r#"{"version": 1, "runs": {"a/b": {"label": "failed", "expect": [{"guard": "x", "fires_at": 1, "never": true}]}}}"#,
+    )
+    .expect("write");
+    hindsight()
+        .current_dir(dir.path())
+        .args(["gate", ".", "--expect", "bad.json"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains(
+            "give exactly one of fires_at, no_later_than, never",
+        ));
+}
+
+#[test]
+fn a_labeled_run_that_is_missing_fails_the_gate() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    corpus(dir.path());
+    fs::remove_dir_all(dir.path().join("svc")).expect("rm");
+    gate(dir.path())
+        .assert()
+        .code(1)
+        .stdout(predicate::str::contains(
+            "labeled run not found in the replayed paths",
+        ));
+}
+
+#[test]
+fn sweep_reports_the_trade_off_with_the_default_marked() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    corpus(dir.path());
+    let out = hindsight()
+        .current_dir(dir.path())
+        .args([
+            "sweep",
+            ".",
+            "--expect",
+            "expectations.json",
+            "--param",
+            "breaker.abandon=2..5",
+            "--format",
+            "json",
+        ])
+        .output()
+        .expect("runs");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let points: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json");
+    let rows: Vec<(i64, u64, bool)> = points
+        .as_array()
+        .expect("points")
+        .iter()
+        .map(|p| {
+            (
+                p["setting"][0][1].as_i64().expect("value"),
+                p["false_terminal_on_healthy"].as_u64().expect("count"),
+                p["is_default"].as_bool().expect("bool"),
+            )
+        })
+        .collect();
+    assert_eq!(
+        rows,
+        vec![(2, 1, false), (3, 0, false), (4, 0, false), (5, 0, true)]
+    );
+    hindsight()
+        .current_dir(dir.path())
+        .args([
+            "sweep",
+            ".",
+            "--expect",
+            "expectations.json",
+            "--param",
+            "breaker.stalled=2,3",
+            "--param",
+            "breaker.abandon=4..5",
+        ])
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("convergence_breaker.abandon"))
+        .stdout(predicate::str::contains("false terminal (healthy)"));
+}
+
+/// Issue #4, "Done when": the shipped corpus passes its gate, and lowering the breaker's
+/// abandon threshold to 2 fails it, naming the healthy run cut short and the turn.
+#[test]
+fn the_shipped_corpus_passes_and_abandon_at_2_fails_it() {
+    let root = env!("CARGO_MANIFEST_DIR");
+    hindsight()
+        .current_dir(root)
+        .args(["gate", "corpora/", "--expect", "corpora/expectations.json"])
+        .assert()
+        .code(0)
+        .stdout(predicate::str::contains(": PASS"));
+    hindsight()
+        .current_dir(root)
+        .args(["gate", "corpora/", "--expect", "corpora/expectations.json"])
+        .args(["--set", "convergence_breaker.abandon=2"])
+        .assert()
+        .code(1)
+        .stdout(predicate::str::contains(
+            "healthy-flaky-go/1783400000000-h5flky",
+        ))
+        .stdout(predicate::str::contains(
+            "convergence_breaker `abandon` cut the healthy run short at turn 2",
+        ));
+}
+
+/// The default thresholds have no false terminal firing on the shipped healthy runs, and
+/// the sweep over the breaker's thresholds shows the trade-off.
+#[test]
+fn the_shipped_sweep_marks_defaults_without_false_terminal_firings() {
+    let out = hindsight()
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .args(["sweep", "corpora/", "--expect", "corpora/expectations.json"])
+        .args([
+            "--param",
+            "breaker.stalled=2..4",
+            "--param",
+            "breaker.abandon=2..6",
+            "--format",
+            "json",
+        ])
+        .output()
+        .expect("runs");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let points: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json");
+    let points = points.as_array().expect("points");
+    assert_eq!(points.len(), 15);
+    let defaults: Vec<&serde_json::Value> =
+        points.iter().filter(|p| p["is_default"] == true).collect();
+    assert_eq!(defaults.len(), 1);
+    assert_eq!(defaults[0]["false_terminal_on_healthy"], 0);
+    let aggressive = points
+        .iter()
+        .find(|p| p["setting"][1][1] == 2)
+        .expect("abandon=2 point");
+    assert!(aggressive["false_terminal_on_healthy"].as_u64().expect("n") > 0);
+}

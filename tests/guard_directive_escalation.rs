@@ -1,0 +1,197 @@
+//! Acceptance lines of seed 001 (`001_d7c440e7b9955800.txt`) WO-TD-02 "Directive
+//! Escalation Must Terminate Cleanly After Repeated Ignoring", replayed by
+//! `directive_escalation`. The seed gives no threshold; hindsight's default is 3.
+
+use hindsight::config::Config;
+use hindsight::cost::cost;
+use hindsight::guards::{Effect, Firing};
+use hindsight::replay::{ProjectReplayer, RunReplay};
+use hindsight::synth::Run;
+use serde_json::json;
+
+const GUARD: &str = "directive_escalation";
+
+fn replay_with(run: &Run, config: &Config) -> RunReplay {
+    let mut replayer = ProjectReplayer::new("t", config, Vec::new()).expect("config");
+    replayer.replay(&run.to_loaded())
+}
+
+fn replay(run: &Run) -> RunReplay {
+    replay_with(run, &Config::default())
+}
+
+fn firings(replay: &RunReplay) -> Vec<&Firing> {
+    replay.firings.iter().filter(|f| f.guard == GUARD).collect()
+}
+
+fn metric(replay: &RunReplay, name: &str) -> u64 {
+    replay.metrics[GUARD][name].as_u64().expect("metric")
+}
+
+/// A call the recorded harness refused: it never satisfies a directive.
+fn refused_edit(run: &mut Run, path: &str) {
+    let id = run.call(
+        "file_edit",
+        json!({"path": path, "old_string": "a", "new_string": "b"}),
+    );
+    run.result(
+        &id,
+        false,
+        "[FOCUS] blocked: required_next_action=read_authoritative_target",
+        json!({"errorClass": "focus_blocked"}),
+    );
+}
+
+/// Four directives with only refused calls and a non-verifying shell between them: the
+/// first three were ignored.
+fn ignoring_run(id: &str) -> Run {
+    let mut run = Run::new(id, "/w/pipeline", 5000);
+    run.turn(500).directive(
+        "read_authoritative_target",
+        "file_edit:config/stages.xml",
+        "active",
+    );
+    for _ in 0..3 {
+        run.turn(500);
+        refused_edit(&mut run, "config/stages.xml");
+        run.shell("echo retrying", true, "retrying");
+        run.directive(
+            "read_authoritative_target",
+            "file_edit:config/stages.xml",
+            "active",
+        );
+    }
+    run
+}
+
+/// "Repeatedly ignoring a recovery directive transitions to `terminal_incomplete`."
+#[test]
+fn ignored_directives_transition_to_terminal_incomplete() {
+    let mut run = ignoring_run("1780000000000-a");
+    run.turn(500).shell("echo more", true, "more");
+    run.turn(500).shell("echo more", true, "more");
+    let replay = replay(&run);
+    let fired = firings(&replay);
+    assert_eq!(fired.len(), 1);
+    assert_eq!(fired[0].action, "terminal_incomplete");
+    assert_eq!(fired[0].turn, 4);
+    assert_eq!(fired[0].effect, Effect::Terminal);
+    assert_eq!(
+        fired[0].detail.as_deref(),
+        Some("3 directives ignored; report_incomplete")
+    );
+    assert_eq!(
+        fired[0].family.as_deref(),
+        Some("file_edit:config/stages.xml")
+    );
+    assert_eq!(metric(&replay, "directives"), 4);
+    assert_eq!(metric(&replay, "ignored"), 3);
+    assert_eq!(metric(&replay, "satisfied"), 0);
+    assert_eq!(metric(&replay, "terminal_turn"), 4);
+    // Turns 5 and 6 (prompts 7500 and 8000, + 180 completion each) are saved whole.
+    assert_eq!(cost(&replay).by_guard[GUARD], 7680 + 8180);
+}
+
+/// "After terminal incomplete, edit/read/shell variants are blocked."
+#[test]
+fn edit_read_and_shell_are_blocked_after_terminal() {
+    let mut run = ignoring_run("1780000000000-b");
+    run.turn(500).edit(
+        "config/stages.xml",
+        "<stage/>",
+        "<stage id=\"x\"/>",
+        Ok("applied"),
+    );
+    run.read("config/stages.xml", "<stage id=\"x\"/>");
+    run.shell("xmllint --noout config/stages.xml", true, "");
+    let id = run.call(
+        "file_patch",
+        json!({"path": "config/stages.xml", "offset": 4}),
+    );
+    run.result(&id, true, "patched", json!({}));
+    run.directive("update_todos", "file_edit:config/stages.xml", "active");
+    let replay = replay(&run);
+    assert_eq!(metric(&replay, "blocked_after_terminal"), 4);
+    assert_eq!(metric(&replay, "directives"), 5);
+    // Satisfying actions after the terminal state change nothing; it fires once.
+    assert_eq!(firings(&replay).len(), 1);
+    assert_eq!(metric(&replay, "satisfied"), 0);
+}
+
+/// "A reporting tool is allowed so the run can end truthfully."
+#[test]
+fn a_report_is_allowed_after_terminal() {
+    let mut run = ignoring_run("1780000000000-c");
+    run.turn(500);
+    let id = run.call(
+        "task_complete",
+        json!({"status": "incomplete", "summary": "stale target; blocked"}),
+    );
+    run.result(&id, true, "reported", json!({}));
+    run.complete("incomplete", "stale target; blocked");
+    let replay = replay(&run);
+    assert_eq!(metric(&replay, "reports_allowed"), 1);
+    assert_eq!(metric(&replay, "blocked_after_terminal"), 0);
+}
+
+/// A read, a mutation or a verification attempt (even a failing one) answers a directive;
+/// refused calls and terminal-state directives do not count.
+#[test]
+fn satisfied_directives_never_escalate() {
+    let mut run = Run::new("1780000000000-d", "/w/api", 5000);
+    let directive =
+        |run: &mut Run| run.directive("run_verification", "shell:go test ./...", "active");
+    run.turn(100);
+    directive(&mut run);
+    run.turn(100).read("internal/api/handler.go", "package api");
+    directive(&mut run);
+    run.turn(100).edit(
+        "internal/api/handler.go",
+        "return nil",
+        "return err",
+        Ok("applied"),
+    );
+    directive(&mut run);
+    run.turn(100).shell(
+        "go test ./...",
+        false,
+        "--- FAIL: TestHandler (0.00s)\nFAIL\texample.com/api\t0.01s",
+    );
+    directive(&mut run);
+    run.turn(100).directive(
+        "report_incomplete",
+        "shell:go test ./...",
+        "terminal_incomplete",
+    );
+    run.turn(100).directive(
+        "report_incomplete",
+        "shell:go test ./...",
+        "terminal_incomplete",
+    );
+    let replay = replay(&run);
+    assert!(firings(&replay).is_empty());
+    assert_eq!(metric(&replay, "directives"), 4);
+    assert_eq!(metric(&replay, "satisfied"), 3);
+    assert_eq!(metric(&replay, "ignored"), 0);
+}
+
+/// The threshold is a setting; a sub-agent's terminal state does not end the run.
+#[test]
+fn threshold_setting_and_sub_agents() {
+    let mut config = Config::default();
+    config
+        .set("directive_escalation.ignored_threshold=4")
+        .expect("setting");
+    assert!(firings(&replay_with(&ignoring_run("1780000000000-e"), &config)).is_empty());
+
+    let mut run = ignoring_run("1780000000000-f");
+    for e in &mut run.events {
+        e["agent"] = json!("reviewer");
+    }
+    let replay = replay(&run);
+    let fired = firings(&replay);
+    assert_eq!(fired.len(), 1);
+    assert_eq!(fired[0].agent, "reviewer");
+    assert_eq!(fired[0].effect, Effect::Advisory);
+    assert!(!replay.metrics[GUARD].contains_key("terminal_turn"));
+}
