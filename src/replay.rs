@@ -6,7 +6,7 @@
 //! Results come back in input order, so output never depends on the thread count.
 
 use crate::config::{Config, ConfigError};
-use crate::guards::{Entry, Firing, Firings, Guard, Metrics, RunMeta};
+use crate::guards::{Entry, Firing, Firings, Guard, Metrics, RunMeta, SeriesPoint};
 use crate::ingest::{self, IngestStats, LoadedRun, ParseError, Policy, Problems, ProjectSource};
 use crate::model::{tokens_from_chars, EventKind, LedgerFamily, LedgerStatus};
 use crate::normalize::RunState;
@@ -38,6 +38,8 @@ pub struct RunReplay {
     pub firings: Vec<Firing>,
     /// Guard metrics by guard id.
     pub metrics: BTreeMap<String, Metrics>,
+    /// Guard series by guard id (for charts; not part of the JSON report).
+    pub series: BTreeMap<String, Vec<SeriesPoint>>,
     pub ledger_recorded: Option<LedgerStatus>,
     pub problems: Problems,
     pub stats: IngestStats,
@@ -168,12 +170,17 @@ fn replay_run(
     }
     let mut metrics = BTreeMap::new();
     let mut firings = Vec::new();
+    let mut series = BTreeMap::new();
     for ((entry, guard), mut sink) in guards.iter_mut().zip(sinks) {
         let m = guard.finish_run(meta, &state, &mut sink);
         if !m.is_empty() {
             metrics.insert(entry.info.id.to_string(), m);
         }
-        firings.extend(sink.into_vec());
+        let (fired, plotted) = sink.into_parts();
+        firings.extend(fired);
+        if !plotted.is_empty() {
+            series.insert(entry.info.id.to_string(), plotted);
+        }
     }
     firings.sort();
     RunReplay {
@@ -183,6 +190,7 @@ fn replay_run(
         turns: usage.finish(),
         firings,
         metrics,
+        series,
         ledger_recorded: run.ledger,
         problems: run.problems.clone(),
         stats: run.stats.clone(),

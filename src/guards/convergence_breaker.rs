@@ -41,9 +41,45 @@ impl Spec for ConvergenceBreaker {
 
 impl Guard for ConvergenceBreaker {
     fn observe(&mut self, event: &NormEvent<'_>, _run: &RunState, firings: &mut Firings) {
+        let before = rounds_of(&self.breaker, event);
         if let Some(escalation) = self.breaker.observe(event) {
             fire_escalation(event, &escalation, firings);
         }
+        plot_rounds(&self.breaker, before, event, firings);
+    }
+}
+
+/// The rounds of the family a result belongs to, before the breaker sees it.
+pub fn rounds_of(breaker: &super::convergence::Breaker, event: &NormEvent<'_>) -> u32 {
+    match &event.step {
+        crate::normalize::Step::Result { call, .. } => {
+            breaker.rounds(event.agent, &call.families.action)
+        }
+        _ => 0,
+    }
+}
+
+/// The rounds of a family after a failure of it, or after the success that resolves it
+/// (0): the series the convergence chart draws against the tier thresholds. Families that
+/// never failed are not plotted.
+pub fn plot_rounds(
+    breaker: &super::convergence::Breaker,
+    before: u32,
+    event: &NormEvent<'_>,
+    firings: &mut Firings,
+) {
+    if let crate::normalize::Step::Result { call, outcome, .. } = &event.step {
+        if outcome.success && before == 0 {
+            return;
+        }
+        let family = &call.families.action;
+        let rounds = breaker.rounds(event.agent, family);
+        let name = if event.agent == "main" {
+            family.clone()
+        } else {
+            format!("{}: {family}", event.agent)
+        };
+        firings.plot(name, event.turn, u64::from(rounds));
     }
 }
 

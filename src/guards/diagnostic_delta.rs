@@ -16,7 +16,7 @@
 //! seed 000 (`000_053cae7e53b598d3.txt`), "Root refinement — progress = verification delta".
 
 use super::convergence::{Breaker, Progress, Thresholds};
-use super::convergence_breaker::fire_escalation;
+use super::convergence_breaker::{fire_escalation, plot_rounds, rounds_of};
 use super::{Firings, Guard, GuardInfo, Spec};
 use crate::normalize::{NormEvent, RunState};
 use serde::{Deserialize, Serialize};
@@ -75,8 +75,10 @@ impl Spec for DiagnosticDelta {
 
 impl Guard for DiagnosticDelta {
     fn observe(&mut self, event: &NormEvent<'_>, _run: &RunState, firings: &mut Firings) {
+        let before = rounds_of(&self.breaker, event);
         if let Some(escalation) = self.breaker.observe(event) {
             fire_escalation(event, &escalation, firings);
         }
+        plot_rounds(&self.breaker, before, event, firings);
     }
 }

@@ -16,7 +16,9 @@
 //! seed 001 (`001_d7c440e7b9955800.txt`) WO-TD-06; seed 002 (`002_527d73931b42d8b2.txt`),
 //! context fix 4 "Make Completion State Truth-Based".
 
-use super::{Effect, Firings, Guard, GuardInfo, Metrics, RunMeta, Spec};
+use super::{
+    default_completed_statuses, Effect, Firings, Guard, GuardInfo, Metrics, RunMeta, Spec,
+};
 use crate::model::LedgerStatus;
 use crate::normalize::{ErrorClass, NormEvent, RunState, Step};
 use serde::{Deserialize, Serialize};
@@ -34,9 +36,7 @@ pub struct Settings {
 impl Default for Settings {
     fn default() -> Self {
         Self {
-            completed_statuses: ["completed", "complete", "success", "done"]
-                .map(String::from)
-                .to_vec(),
+            completed_statuses: default_completed_statuses(),
             terminal_states: vec!["terminal_incomplete".into()],
         }
     }

@@ -78,10 +78,28 @@ pub struct Firing {
 /// Per-run figures a guard reports beside its firings, by name.
 pub type Metrics = BTreeMap<String, serde_json::Value>;
 
-/// The firings one guard emits for one run.
+/// The default `completed_statuses` of the guards that judge a completion claim
+/// (`ledger_finalization`, `verified_completion`): the statuses that claim success.
+pub(crate) fn default_completed_statuses() -> Vec<String> {
+    ["completed", "complete", "success", "done"]
+        .map(String::from)
+        .to_vec()
+}
+
+/// One value of a guard's per-turn series (e.g. a family's convergence rounds), for charts.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+pub struct SeriesPoint {
+    /// What the series follows, e.g. a canonical family.
+    pub series: String,
+    pub turn: u32,
+    pub value: u64,
+}
+
+/// The firings (and chart series) one guard emits for one run.
 pub struct Firings {
     info: GuardInfo,
     list: Vec<Firing>,
+    series: Vec<SeriesPoint>,
 }
 
 impl Firings {
@@ -89,6 +107,7 @@ impl Firings {
         Self {
             info,
             list: Vec::new(),
+            series: Vec::new(),
         }
     }
 
@@ -114,8 +133,21 @@ impl Firings {
         self.list.last_mut().expect("just pushed")
     }
 
+    /// Records one point of a per-turn series; charts read them, reports do not.
+    pub fn plot(&mut self, series: impl Into<String>, turn: u32, value: u64) {
+        self.series.push(SeriesPoint {
+            series: series.into(),
+            turn,
+            value,
+        });
+    }
+
     pub fn into_vec(self) -> Vec<Firing> {
         self.list
+    }
+
+    pub fn into_parts(self) -> (Vec<Firing>, Vec<SeriesPoint>) {
+        (self.list, self.series)
     }
 }
 

@@ -31,7 +31,9 @@
 
 mod command;
 
-use super::{Effect, Firings, Guard, GuardInfo, Metrics, RunMeta, Spec};
+use super::{
+    default_completed_statuses, Effect, Firings, Guard, GuardInfo, Metrics, RunMeta, Spec,
+};
 use crate::model::Todo;
 use crate::normalize::{CallInfo, NormEvent, Outcome, RunState, Step, ToolKind};
 use command::Forms;
@@ -48,9 +50,7 @@ pub struct Settings {
 impl Default for Settings {
     fn default() -> Self {
         Self {
-            completed_statuses: ["completed", "complete", "success", "done"]
-                .map(String::from)
-                .to_vec(),
+            completed_statuses: default_completed_statuses(),
         }
     }
 }

@@ -304,15 +304,10 @@ fn tokenize(input: &str) -> Vec<Token> {
     while i < chars.len() {
         let c = chars[i];
         match c {
-            '\'' | '"' => {
+            '\'' | '"' | '\\' => {
                 let end = quoted_end(&chars, i);
                 word.extend(&chars[i..end]);
                 i = end;
-                continue;
-            }
-            '\\' => {
-                word.extend(&chars[i..(i + 2).min(chars.len())]);
-                i += 2;
                 continue;
             }
             c if c.is_whitespace() && c != '\n' => flush(&mut word, &mut tokens),
@@ -369,12 +364,17 @@ fn tokenize(input: &str) -> Vec<Token> {
     tokens
 }
 
-/// Index just past the quote that closes the one at `start` (or the end of input).
-fn quoted_end(chars: &[char], start: usize) -> usize {
+/// Index just past the quoted run (`'…'`, `"…"`, `` `…` ``) or the escape (`\x`) starting
+/// at `start`, or the end of input when the quote never closes. A backslash escapes the
+/// next character inside every quote but `'`.
+pub(crate) fn quoted_end(chars: &[char], start: usize) -> usize {
     let quote = chars[start];
+    if quote == '\\' {
+        return (start + 2).min(chars.len());
+    }
     let mut i = start + 1;
     while i < chars.len() {
-        if quote == '"' && chars[i] == '\\' {
+        if quote != '\'' && chars[i] == '\\' {
             i += 2;
             continue;
         }

@@ -5,6 +5,7 @@
 //! (terminal) and `markdown`, the last two sharing [`tables`]. Nothing here judges or
 //! computes savings; nothing here prints to the terminal on its own.
 
+pub mod charts;
 pub mod json;
 pub mod markdown;
 pub mod table;

@@ -4,7 +4,7 @@
 //! operators. The shared normalizer (`crate::normalize::shell`) renders a whole command;
 //! matching a declared `verifyCommand` needs its `&&` / `||` structure.
 
-use crate::normalize::shell::normalize_shell_for_family;
+use crate::normalize::shell::{normalize_shell_for_family, quoted_end};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(super) enum Op {
@@ -178,26 +178,6 @@ fn push(segments: &mut Vec<Segment>, current: &mut String, op: Option<Op>) {
             last.op = Some(op);
         }
     }
-}
-
-/// Index just past a quoted run (or an escape) starting at `start`.
-fn quoted_end(chars: &[char], start: usize) -> usize {
-    let quote = chars[start];
-    if quote == '\\' {
-        return (start + 2).min(chars.len());
-    }
-    let mut i = start + 1;
-    while i < chars.len() {
-        if quote != '\'' && chars[i] == '\\' {
-            i += 2;
-            continue;
-        }
-        if chars[i] == quote {
-            return i + 1;
-        }
-        i += 1;
-    }
-    chars.len()
 }
 
 #[cfg(test)]

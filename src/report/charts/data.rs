@@ -1,0 +1,175 @@
+//! What the charts draw, gathered from a replay: plain numbers, no plotting.
+//!
+//! Built once from the replayed runs, their report and the guard settings; each chart in
+//! this module reads only these types, so the charts can be tested on hand-made data.
+
+use crate::config::Config;
+use crate::cost::turn_tokens;
+use crate::replay::RunReplay;
+use crate::report::Report;
+use std::collections::BTreeMap;
+
+/// One firing as the per-run charts mark it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Mark {
+    pub turn: u32,
+    pub guard: String,
+    pub action: String,
+    pub terminal: bool,
+}
+
+/// One run: its token curve, where guards would have cut in, and its convergence rounds.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RunChart {
+    /// `project/runId`, the chart's title and file stem source.
+    pub name: String,
+    /// (turn, tokens) for every turn of the run.
+    pub tokens: Vec<(u32, u64)>,
+    /// Whether the tokens are recorded usage (`true`) or estimates.
+    pub measured: bool,
+    pub marks: Vec<Mark>,
+    /// The earliest terminal firing: every token after it would have been saved.
+    pub cut_at: Option<u32>,
+    /// Convergence rounds per canonical family, (turn, rounds), from `diagnostic_delta`
+    /// (the breaker as the harness runs it after the root refinement).
+    pub rounds: BTreeMap<String, Vec<(u32, u64)>>,
+    pub thresholds: Thresholds,
+}
+
+/// The breaker's tier boundaries, drawn as horizontal lines.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Thresholds {
+    pub converging_warn: u64,
+    pub stalled: u64,
+    pub abandon: u64,
+}
+
+/// The whole corpus: savings by work order and when each guard first fires.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CorpusChart {
+    /// (label, tokens saved), each guard alone, plus `all guards (combined)`.
+    pub savings: Vec<(String, u64)>,
+    /// guard -> first-fire turn of every run it fired on.
+    pub first_fire: BTreeMap<String, Vec<u32>>,
+    pub runs: usize,
+}
+
+/// Everything the report's charts need.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ChartData {
+    pub runs: Vec<RunChart>,
+    pub corpus: CorpusChart,
+    /// A threshold sweep over labeled runs, when the report was given labels.
+    pub sweep: Option<Vec<SweepPoint>>,
+}
+
+/// One setting of a threshold sweep (the gate's sweep, handed over by the command layer so
+/// reports never depend on the gate).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SweepPoint {
+    /// e.g. `stalled=3 abandon=5`.
+    pub label: String,
+    pub tokens_saved_on_failed: u64,
+    pub false_terminal_on_healthy: u64,
+    pub is_default: bool,
+}
+
+/// The chart of the guard whose rounds the convergence chart draws.
+pub const ROUNDS_GUARD: &str = "diagnostic_delta";
+
+impl ChartData {
+    pub fn build(
+        runs: &[RunReplay],
+        report: &Report,
+        config: &Config,
+        sweep: Option<Vec<SweepPoint>>,
+    ) -> Self {
+        let thresholds = thresholds(config);
+        Self {
+            runs: runs
+                .iter()
+                .zip(&report.runs)
+                .map(|(replay, rep)| run_chart(replay, rep.savings.cut_at_turn, thresholds))
+                .collect(),
+            corpus: corpus_chart(report),
+            sweep,
+        }
+    }
+}
+
+fn thresholds(config: &Config) -> Thresholds {
+    let settings = config.guards.get(ROUNDS_GUARD);
+    let get = |key: &str, default: u64| {
+        settings
+            .and_then(|s| s.get(key))
+            .and_then(serde_json::Value::as_u64)
+            .unwrap_or(default)
+    };
+    let d = crate::guards::convergence::Thresholds::default();
+    Thresholds {
+        converging_warn: get("converging_warn", u64::from(d.converging_warn)),
+        stalled: get("stalled", u64::from(d.stalled)),
+        abandon: get("abandon", u64::from(d.abandon)),
+    }
+}
+
+fn run_chart(replay: &RunReplay, cut_at: Option<u32>, thresholds: Thresholds) -> RunChart {
+    let mut rounds: BTreeMap<String, Vec<(u32, u64)>> = BTreeMap::new();
+    for p in replay.series.get(ROUNDS_GUARD).into_iter().flatten() {
+        rounds
+            .entry(p.series.clone())
+            .or_default()
+            .push((p.turn, p.value));
+    }
+    RunChart {
+        name: format!("{}/{}", replay.project, replay.run_id),
+        tokens: replay
+            .turns
+            .iter()
+            .map(|t| (t.turn, turn_tokens(t)))
+            .collect(),
+        measured: replay.turns.iter().any(|t| t.usage.is_some()),
+        marks: replay
+            .firings
+            .iter()
+            .map(|f| Mark {
+                turn: f.turn,
+                guard: f.guard.to_string(),
+                action: f.action.clone(),
+                terminal: f.effect == crate::guards::Effect::Terminal,
+            })
+            .collect(),
+        cut_at,
+        rounds,
+        thresholds,
+    }
+}
+
+fn corpus_chart(report: &Report) -> CorpusChart {
+    let mut savings: Vec<(String, u64)> = report
+        .summary
+        .guards
+        .iter()
+        .map(|g| (format!("{} ({})", g.work_order, g.guard), g.tokens_saved))
+        .collect();
+    savings.push((
+        "all guards (combined)".into(),
+        report.summary.tokens_saved_combined,
+    ));
+    let mut first_fire: BTreeMap<String, Vec<u32>> = BTreeMap::new();
+    for run in &report.runs {
+        let mut firsts: BTreeMap<&str, u32> = BTreeMap::new();
+        for f in &run.firings {
+            let t = firsts.entry(f.guard.as_str()).or_insert(f.turn);
+            *t = (*t).min(f.turn);
+        }
+        for (guard, turn) in firsts {
+            first_fire.entry(guard.to_string()).or_default().push(turn);
+        }
+    }
+    CorpusChart {
+        savings,
+        first_fire,
+        runs: report.runs.len(),
+    }
+}
