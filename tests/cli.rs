@@ -1,15 +1,11 @@
 //! The real binary: `hindsight replay` and `hindsight guards` as users call them.
 
-use assert_cmd::Command;
+mod common;
+
+use common::hindsight;
 use predicates::prelude::*;
 use std::fs;
 use std::path::{Path, PathBuf};
-
-fn hindsight() -> Command {
-    let mut cmd = Command::cargo_bin("hindsight").expect("binary");
-    cmd.current_dir(env!("CARGO_MANIFEST_DIR"));
-    cmd
-}
 
 fn json_report(args: &[&str]) -> serde_json::Value {
     let out = hindsight()

@@ -1,20 +1,22 @@
 //! `hindsight gate` and `hindsight sweep` against the real binary (issue #4), on small
 //! labeled corpora written by each test.
 
+mod common;
+
 use assert_cmd::Command;
+use common::hindsight;
 use hindsight::synth::Run;
 use predicates::prelude::*;
 use serde_json::json;
 use std::fs;
 use std::path::Path;
 
-fn hindsight() -> Command {
-    Command::cargo_bin("hindsight").expect("binary")
-}
-
-/// A failed run (five varied failures of one build, no progress) and a healthy run whose
-/// test suite flakes twice in a row before it passes.
-fn corpus(root: &Path) {
+/// A temporary labeled corpus: a failed run (five varied failures of one build, no
+/// progress), a healthy run whose test suite flakes twice in a row before it passes, and
+/// their `expectations.json`.
+fn labeled_corpus() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let root = dir.path();
     let mut failed = Run::new("1780000000000-fail01", "/w/api", 1000);
     for v in [
         "npm test",
@@ -54,6 +56,7 @@ fn corpus(root: &Path) {
         "svc/1780000000000-ok0001": {"label": "healthy"}
     }});
     fs::write(root.join("expectations.json"), labels.to_string()).expect("labels");
+    dir
 }
 
 fn gate(root: &Path) -> Command {
@@ -65,8 +68,7 @@ fn gate(root: &Path) -> Command {
 
 #[test]
 fn a_clean_corpus_passes() {
-    let dir = tempfile::tempdir().expect("tempdir");
-    corpus(dir.path());
+    let dir = labeled_corpus();
     gate(dir.path())
         .assert()
         .code(0)
@@ -77,8 +79,7 @@ fn a_clean_corpus_passes() {
 
 #[test]
 fn lowering_abandon_to_2_cuts_the_healthy_run_short() {
-    let dir = tempfile::tempdir().expect("tempdir");
-    corpus(dir.path());
+    let dir = labeled_corpus();
     gate(dir.path())
         .args(["--set", "breaker.abandon=2"])
         .assert()
@@ -91,8 +92,7 @@ fn lowering_abandon_to_2_cuts_the_healthy_run_short() {
 
 #[test]
 fn json_and_junit_outputs() {
-    let dir = tempfile::tempdir().expect("tempdir");
-    corpus(dir.path());
+    let dir = labeled_corpus();
     let out = gate(dir.path())
         .args([
             "--set",
@@ -148,8 +148,7 @@ fn save_baseline(root: &Path, name: &str, extra: &[&str]) {
 
 #[test]
 fn baseline_catches_a_firing_that_moved_later() {
-    let dir = tempfile::tempdir().expect("tempdir");
-    corpus(dir.path());
+    let dir = labeled_corpus();
     save_baseline(dir.path(), "baseline.json", &[]);
     hindsight()
         .current_dir(dir.path())
@@ -169,8 +168,7 @@ fn baseline_catches_a_firing_that_moved_later() {
 
 #[test]
 fn baseline_catches_a_firing_that_disappeared() {
-    let dir = tempfile::tempdir().expect("tempdir");
-    corpus(dir.path());
+    let dir = labeled_corpus();
     save_baseline(dir.path(), "baseline.json", &[]);
     hindsight()
         .current_dir(dir.path())
@@ -196,8 +194,7 @@ fn baseline_catches_a_firing_that_disappeared() {
 
 #[test]
 fn baseline_flags_a_new_terminal_firing_on_a_healthy_run_and_a_savings_drop() {
-    let dir = tempfile::tempdir().expect("tempdir");
-    corpus(dir.path());
+    let dir = labeled_corpus();
     save_baseline(dir.path(), "baseline.json", &[]);
     let out = hindsight()
         .current_dir(dir.path())
@@ -242,8 +239,7 @@ fn baseline_flags_a_new_terminal_firing_on_a_healthy_run_and_a_savings_drop() {
 
 #[test]
 fn gate_needs_something_to_judge_and_valid_labels() {
-    let dir = tempfile::tempdir().expect("tempdir");
-    corpus(dir.path());
+    let dir = labeled_corpus();
     hindsight()
         .current_dir(dir.path())
         .args(["gate", "."])
@@ -266,8 +262,7 @@ fn gate_needs_something_to_judge_and_valid_labels() {
 
 #[test]
 fn a_labeled_run_that_is_missing_fails_the_gate() {
-    let dir = tempfile::tempdir().expect("tempdir");
-    corpus(dir.path());
+    let dir = labeled_corpus();
     fs::remove_dir_all(dir.path().join("svc")).expect("rm");
     gate(dir.path())
         .assert()
@@ -279,8 +274,7 @@ fn a_labeled_run_that_is_missing_fails_the_gate() {
 
 #[test]
 fn sweep_reports_the_trade_off_with_the_default_marked() {
-    let dir = tempfile::tempdir().expect("tempdir");
-    corpus(dir.path());
+    let dir = labeled_corpus();
     let out = hindsight()
         .current_dir(dir.path())
         .args([

@@ -4,36 +4,17 @@
 //! Genericity (seed 000: "WO-8 keys on file path (tool-neutral)"): the cases use TypeScript,
 //! Rust, Python, Go and C files; nothing depends on a tool name or a project.
 
+mod common;
+
+use common::{firings, metric, replay, replay_with};
 use hindsight::config::Config;
 use hindsight::cost::cost;
-use hindsight::guards::{Effect, Firing};
+use hindsight::guards::Effect;
 use hindsight::model::tokens_from_chars;
-use hindsight::replay::{ProjectReplayer, RunReplay};
 use hindsight::synth::Run;
 use serde_json::{json, Value};
 
-fn replay_with(run: &Run, config: &Config) -> RunReplay {
-    let mut replayer = ProjectReplayer::new("t", config, Vec::new()).expect("config");
-    replayer.replay(&run.to_loaded())
-}
-
-fn replay(run: &Run) -> RunReplay {
-    replay_with(run, &Config::default())
-}
-
-fn firings(replay: &RunReplay) -> Vec<&Firing> {
-    replay
-        .firings
-        .iter()
-        .filter(|f| f.guard == "adaptive_edit")
-        .collect()
-}
-
-fn metric(replay: &RunReplay, name: &str) -> u64 {
-    replay.metrics["adaptive_edit"][name]
-        .as_u64()
-        .expect("metric")
-}
+const GUARD: &str = "adaptive_edit";
 
 /// An edit guarded by a content hash that the file no longer has.
 fn hash_edit(run: &mut Run, path: &str, old: &str) -> (Value, String) {
@@ -66,7 +47,7 @@ fn two_hash_mismatches_switch_the_file_to_a_rewrite_from_its_contents() {
     run.turn(10);
     hash_edit(&mut run, "src/types.ts", "id: number");
     let replay = replay(&run);
-    let f = firings(&replay);
+    let f = firings(&replay, GUARD);
     assert_eq!(f.len(), 1, "{f:#?}");
     assert_eq!((f[0].turn, f[0].action.as_str()), (3, "rewrite"));
     assert_eq!(f[0].family.as_deref(), Some("src/types.ts"));
@@ -78,7 +59,7 @@ fn two_hash_mismatches_switch_the_file_to_a_rewrite_from_its_contents() {
              base: read at turn 1"
         )
     );
-    assert_eq!(metric(&replay, "rewrites"), 1);
+    assert_eq!(metric(&replay, GUARD, "rewrites"), 1);
 }
 
 /// "a success resets the counter" — a failure, a successful edit, a failure: never two in a
@@ -93,8 +74,12 @@ fn a_success_resets_the_counter() {
             .edit("src/lib.rs", "fn c()", "fn d()", Ok("applied 1 edit"));
     }
     let replay = replay(&run);
-    assert!(firings(&replay).is_empty(), "{:#?}", firings(&replay));
-    assert_eq!(metric(&replay, "rewrites"), 0);
+    assert!(
+        firings(&replay, GUARD).is_empty(),
+        "{:#?}",
+        firings(&replay, GUARD)
+    );
+    assert_eq!(metric(&replay, GUARD, "rewrites"), 0);
 }
 
 /// "a success resets the counter" — after a rewrite, a successful write of the file resets
@@ -116,12 +101,12 @@ fn a_write_rearms_the_file() {
     run.turn(10)
         .edit("handler.go", "return x", "return y", stale);
     let replay = replay(&run);
-    let f: Vec<(u32, &str)> = firings(&replay)
+    let f: Vec<(u32, &str)> = firings(&replay, GUARD)
         .iter()
         .map(|f| (f.turn, f.action.as_str()))
         .collect();
     assert_eq!(f, vec![(2, "rewrite"), (5, "rewrite")]);
-    assert_eq!(metric(&replay, "avoided_failures"), 0);
+    assert_eq!(metric(&replay, GUARD, "avoided_failures"), 0);
 }
 
 /// "unit tests cover mismatch, not-found, and reset" — not-found: an edit of a file that
@@ -135,7 +120,7 @@ fn two_not_found_failures_switch_with_an_unknown_base() {
     run.turn(10)
         .edit("app/models.py", "class A:", "class B:", missing);
     let replay = replay(&run);
-    let f = firings(&replay);
+    let f = firings(&replay, GUARD);
     assert_eq!(f.len(), 1);
     assert_eq!(f[0].turn, 2);
     assert_eq!(
@@ -164,7 +149,7 @@ fn mixed_edit_failures_count_and_other_failures_do_not() {
         "float kp;",
         Err(("tool_failed", "permission denied: src/pal.c")),
     );
-    assert!(firings(&replay(&run)).is_empty());
+    assert!(firings(&replay(&run), GUARD).is_empty());
     run.turn(10).edit(
         "src/pal.c",
         "int kp;",
@@ -173,7 +158,7 @@ fn mixed_edit_failures_count_and_other_failures_do_not() {
     );
     hash_edit(run.turn(10), "src/pal.c", "int kp;");
     let replay = replay(&run);
-    let f = firings(&replay);
+    let f = firings(&replay, GUARD);
     assert_eq!(f.len(), 1);
     assert_eq!(f[0].turn, 4);
     assert_eq!(
@@ -194,7 +179,7 @@ fn failures_on_different_files_do_not_add_up() {
     run.turn(10).edit("src/b.ts", "x", "y", stale);
     run.turn(10).edit("src/a.ts", "x", "y", Ok("applied"));
     run.turn(10).edit("src/b.ts", "x", "y", Ok("applied"));
-    assert!(firings(&replay(&run)).is_empty());
+    assert!(firings(&replay(&run), GUARD).is_empty());
 }
 
 /// Seed 000, WO-8 "Root-cause tie": "`file_edit expected_hash=…` rejected and retried
@@ -210,7 +195,7 @@ fn eight_identical_hash_mismatches_fire_once_then_suppress_six() {
     run.turn(10)
         .shell("make", true, "gcc -c src/pal.c\n0 errors");
     let replay = replay(&run);
-    let f = firings(&replay);
+    let f = firings(&replay, GUARD);
     let actions: Vec<(u32, &str)> = f.iter().map(|f| (f.turn, f.action.as_str())).collect();
     let mut want = vec![(2, "rewrite")];
     want.extend((3..=8).map(|t| (t, "avoided_edit_failure")));
@@ -222,8 +207,8 @@ fn eight_identical_hash_mismatches_fire_once_then_suppress_six() {
         f[1].detail.as_deref(),
         Some("edit failure 3 (hash_mismatch) after rewrite at turn 2")
     );
-    assert_eq!(metric(&replay, "avoided_failures"), 6);
-    assert_eq!(metric(&replay, "tokens_suppressed"), 6 * per_call);
+    assert_eq!(metric(&replay, GUARD, "avoided_failures"), 6);
+    assert_eq!(metric(&replay, GUARD, "tokens_suppressed"), 6 * per_call);
     // A result suppressed at turn T is saved at each later turn up to the last (9): no
     // compaction ends the window and every turn costs more than the reductions.
     let saved: u64 = (3..=8u64).map(|t| (9 - t) * per_call).sum();
@@ -242,6 +227,6 @@ fn switch_threshold_is_a_setting() {
         .set("adaptive_edit.switch_threshold=3")
         .expect("setting");
     let replay = replay_with(&run, &config);
-    let turns: Vec<u32> = firings(&replay).iter().map(|f| f.turn).collect();
+    let turns: Vec<u32> = firings(&replay, GUARD).iter().map(|f| f.turn).collect();
     assert_eq!(turns, vec![3]);
 }

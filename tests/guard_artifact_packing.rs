@@ -4,36 +4,17 @@
 //! ("packs output with `maxLines: 400` and `maxBytes: 8 * 1024`"). Ecosystems: npm/jest,
 //! cargo, pytest, go, make, generic shell.
 
+mod common;
+
+use common::{firings, metric, replay, replay_with};
 use hindsight::config::Config;
 use hindsight::cost::cost;
-use hindsight::guards::{Effect, Firing};
+use hindsight::guards::Effect;
 use hindsight::model::tokens_from_chars;
-use hindsight::replay::{ProjectReplayer, RunReplay};
 use hindsight::synth::Run;
 use serde_json::json;
 
-fn replay_with(run: &Run, config: &Config) -> RunReplay {
-    let mut replayer = ProjectReplayer::new("t", config, Vec::new()).expect("config");
-    replayer.replay(&run.to_loaded())
-}
-
-fn replay(run: &Run) -> RunReplay {
-    replay_with(run, &Config::default())
-}
-
-fn firings(replay: &RunReplay) -> Vec<&Firing> {
-    replay
-        .firings
-        .iter()
-        .filter(|f| f.guard == "artifact_packing")
-        .collect()
-}
-
-fn metric(replay: &RunReplay, name: &str) -> u64 {
-    replay.metrics["artifact_packing"][name]
-        .as_u64()
-        .expect("metric")
-}
+const GUARD: &str = "artifact_packing";
 
 /// A jest run of `lines` lines, each `PASS src/mNNN.test.js (12 ms)` (29 characters + `\n`).
 fn jest_log(lines: usize) -> String {
@@ -51,8 +32,12 @@ fn small_output_remains_inline() {
     run.turn(10)
         .shell("head -c 8192 big.txt", true, &"y".repeat(8192));
     let replay = replay(&run);
-    assert!(firings(&replay).is_empty(), "{:#?}", firings(&replay));
-    assert_eq!(metric(&replay, "packed"), 0);
+    assert!(
+        firings(&replay, GUARD).is_empty(),
+        "{:#?}",
+        firings(&replay, GUARD)
+    );
+    assert_eq!(metric(&replay, GUARD, "packed"), 0);
 }
 
 /// "Oversized output stores exact stdout/stderr/header content in the session artifact
@@ -69,7 +54,7 @@ fn oversized_output_by_lines_keeps_a_400_line_preview() {
     run.turn(10)
         .shell("git diff --stat", true, " 1 file changed\n");
     let replay = replay(&run);
-    let f = firings(&replay);
+    let f = firings(&replay, GUARD);
     assert_eq!(f.len(), 1);
     assert_eq!((f[0].turn, f[0].action.as_str()), (1, "pack"));
     assert_eq!(f[0].family.as_deref(), Some("shell:npx jest --verbose"));
@@ -80,8 +65,8 @@ fn oversized_output_by_lines_keeps_a_400_line_preview() {
         f[0].detail.as_deref(),
         Some("15000 bytes, 500 lines (limits 8192 bytes, 400 lines); preview 8192 chars + handle")
     );
-    assert_eq!(metric(&replay, "packed"), 1);
-    assert_eq!(metric(&replay, "chars_packed"), 500 * 30 - 8192);
+    assert_eq!(metric(&replay, GUARD, "packed"), 1);
+    assert_eq!(metric(&replay, GUARD, "chars_packed"), 500 * 30 - 8192);
     // Carried by turns 2 and 3.
     assert_eq!(cost(&replay).by_guard["artifact_packing"], 2 * tokens);
 }
@@ -94,7 +79,7 @@ fn many_short_lines_keep_the_first_400() {
     let listing: String = (0..600).map(|i| format!("f{i:03}.go\n")).collect();
     run.turn(10).shell("ls -1 internal", true, &listing);
     let replay = replay(&run);
-    let f = firings(&replay);
+    let f = firings(&replay, GUARD);
     assert_eq!(f.len(), 1);
     assert_eq!(
         f[0].effect,
@@ -118,7 +103,7 @@ fn failure_state_remains_visible_in_the_preview() {
     run.turn(10).shell("pytest", false, &log);
     run.turn(10).shell("pytest -x", false, "1 failed");
     let replay = replay(&run);
-    let f = firings(&replay);
+    let f = firings(&replay, GUARD);
     assert_eq!(f.len(), 1);
     let detail = f[0].detail.as_deref().expect("detail");
     assert!(
@@ -137,7 +122,7 @@ fn limits_are_in_utf8_bytes() {
     run.turn(10)
         .shell("cargo test -- --list", true, &"✓".repeat(3000));
     let replay = replay(&run);
-    let f = firings(&replay);
+    let f = firings(&replay, GUARD);
     assert_eq!(f.len(), 1);
     assert_eq!(
         f[0].effect,
@@ -164,7 +149,7 @@ fn size_only_results_are_packed_on_their_recorded_size() {
         .push(json!({"type": "compaction", "turn": 3, "beforeTokens": 9000, "afterTokens": 2000}));
     run.turn(10).shell("make check", true, "0 errors");
     let replay = replay(&run);
-    let f = firings(&replay);
+    let f = firings(&replay, GUARD);
     assert_eq!(f.len(), 1);
     let tokens = tokens_from_chars(40_000 - 8192 - 64);
     assert_eq!(f[0].effect, Effect::Suppress { tokens });
@@ -182,12 +167,12 @@ fn size_only_results_are_packed_on_their_recorded_size() {
 fn limits_are_settings() {
     let mut run = Run::new("1780000000000-g", "/w/py", 100);
     run.turn(10).shell("pytest -q", true, &jest_log(100));
-    assert!(firings(&replay(&run)).is_empty());
+    assert!(firings(&replay(&run), GUARD).is_empty());
     let mut config = Config::default();
     config
         .set("artifact_packing.max_lines=50")
         .expect("setting");
     let replay = replay_with(&run, &config);
-    assert_eq!(firings(&replay).len(), 1);
-    assert_eq!(metric(&replay, "chars_packed"), 50 * 30);
+    assert_eq!(firings(&replay, GUARD).len(), 1);
+    assert_eq!(metric(&replay, GUARD, "chars_packed"), 50 * 30);
 }

@@ -2,28 +2,18 @@
 //! acceptance line as a test, each shown on C/C++ (gcc/clang) and TypeScript (tsc), as the
 //! genericity invariant asks ("WO-1 parses gcc/clang and tsc").
 
+mod common;
+
+use common::{firings, metric, replay, replay_with};
 use hindsight::config::Config;
 use hindsight::guards::{Effect, Firing};
-use hindsight::replay::{ProjectReplayer, RunReplay};
+use hindsight::replay::RunReplay;
 use hindsight::synth::Run;
 
 const GUARD: &str = "boundary_verifier";
 
-fn replay_with(run: &Run, config: &Config) -> RunReplay {
-    let mut replayer = ProjectReplayer::new("t", config, Vec::new()).expect("config");
-    replayer.replay(&run.to_loaded())
-}
-
-fn replay(run: &Run) -> RunReplay {
-    replay_with(run, &Config::default())
-}
-
 fn blocks(replay: &RunReplay) -> Vec<&Firing> {
-    replay.firings.iter().filter(|f| f.guard == GUARD).collect()
-}
-
-fn metric(replay: &RunReplay, name: &str) -> u64 {
-    replay.metrics[GUARD][name].as_u64().expect("metric")
+    firings(replay, GUARD)
 }
 
 const SENSOR_H: &str = "#pragma once\ntypedef struct {\n    int channel;\n    float gain;\n} SensorConfig;\nint read_sensor(const SensorConfig *cfg, int channel);\n";
@@ -100,9 +90,9 @@ fn wo1_signature_mismatch_is_reported_in_the_header_edit_turn() {
             block.detail.as_deref(),
             Some(format!("`{symbol}` drifted; diagnostic at turn 5; 3 turns lost").as_str())
         );
-        assert_eq!(metric(&replay, "boundary_edits"), 2, "{header}");
-        assert_eq!(metric(&replay, "blocks"), 1);
-        assert_eq!(metric(&replay, "turns_lost_total"), 3);
+        assert_eq!(metric(&replay, GUARD, "boundary_edits"), 2, "{header}");
+        assert_eq!(metric(&replay, GUARD, "blocks"), 1);
+        assert_eq!(metric(&replay, GUARD, "turns_lost_total"), 3);
     }
 }
 
@@ -203,7 +193,7 @@ fn wo1_block_lands_before_the_next_unrelated_file_edit() {
             "{header}: block at {} not before the unrelated edit at {unrelated_turn}",
             fired[0].turn
         );
-        assert_eq!(metric(&replay, "turns_lost_total"), 3);
+        assert_eq!(metric(&replay, GUARD, "turns_lost_total"), 3);
     }
 }
 
@@ -228,8 +218,8 @@ fn wo1_quiet_when_caught_in_time_or_verified() {
     );
     let replay = replay(&run);
     assert!(blocks(&replay).is_empty(), "{:?}", blocks(&replay));
-    assert_eq!(metric(&replay, "boundary_edits"), 2);
-    assert_eq!(metric(&replay, "blocks"), 0);
+    assert_eq!(metric(&replay, GUARD, "boundary_edits"), 2);
+    assert_eq!(metric(&replay, GUARD, "blocks"), 0);
 }
 
 /// `min_turns_lost` is a setting: at 0 the in-turn catch is reported too.
@@ -248,5 +238,5 @@ fn wo1_min_turns_lost_is_configurable() {
         .expect("setting");
     let replay = replay_with(&run, &config);
     assert_eq!(blocks(&replay).len(), 1);
-    assert_eq!(metric(&replay, "turns_lost_total"), 0);
+    assert_eq!(metric(&replay, GUARD, "turns_lost_total"), 0);
 }

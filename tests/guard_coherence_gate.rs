@@ -2,25 +2,19 @@
 //! regenerate)": every acceptance line as a test, on C/C++ and TypeScript ("WO-2 scans
 //! C/C++ and TS"), plus the design's components and its edit ban.
 
+mod common;
+
+use common::{firings, metric_value, replay, replay_sessions};
 use hindsight::config::Config;
 use hindsight::guards::{Effect, Firing};
-use hindsight::replay::{ProjectReplayer, RunReplay};
+use hindsight::replay::RunReplay;
 use hindsight::synth::Run;
 use serde_json::Value;
 
 const GUARD: &str = "coherence_gate";
 
-fn replay(run: &Run) -> RunReplay {
-    let mut replayer = ProjectReplayer::new("t", &Config::default(), Vec::new()).expect("config");
-    replayer.replay(&run.to_loaded())
-}
-
 fn regenerates(replay: &RunReplay) -> Vec<&Firing> {
-    replay.firings.iter().filter(|f| f.guard == GUARD).collect()
-}
-
-fn metric<'a>(replay: &'a RunReplay, name: &str) -> &'a Value {
-    &replay.metrics[GUARD][name]
+    firings(replay, GUARD)
 }
 
 /// Three definitions of one type in three files plus one other type, as the seed's
@@ -98,14 +92,14 @@ fn wo2_triple_duplicate_regenerates_and_coherent_patches() {
             fired[0].detail.as_deref(),
             Some("score 0.50: `SensorConfig` defined in 3 files")
         );
-        assert_eq!(metric(&replay, "verdict"), "regenerate");
-        assert_eq!(metric(&replay, "score_x100"), 50);
-        assert_eq!(metric(&replay, "min_score_x100"), 50);
+        assert_eq!(metric_value(&replay, GUARD, "verdict"), "regenerate");
+        assert_eq!(metric_value(&replay, GUARD, "score_x100"), 50);
+        assert_eq!(metric_value(&replay, GUARD, "min_score_x100"), 50);
 
         let replay = replay_coherent(c);
         assert!(regenerates(&replay).is_empty(), "c={c}");
-        assert_eq!(metric(&replay, "verdict"), "patch");
-        assert_eq!(metric(&replay, "score_x100"), 100);
+        assert_eq!(metric_value(&replay, GUARD, "verdict"), "patch");
+        assert_eq!(metric_value(&replay, GUARD, "score_x100"), 100);
     }
 }
 
@@ -133,16 +127,15 @@ fn wo2_types_layer_across_sessions_regenerates() {
         let content = call["args"]["content"].as_str().expect("content");
         run.turn(100).write(path, content);
     }
-    let mut replayer = ProjectReplayer::new("t", &Config::default(), Vec::new()).expect("config");
-    let one = replayer.replay(&first.to_loaded());
-    let two = replayer.replay(&second.to_loaded());
+    let mut sessions = replay_sessions(&[first, second], &Config::default()).into_iter();
+    let (one, two) = (sessions.next().expect("one"), sessions.next().expect("two"));
     assert!(regenerates(&one).is_empty());
-    assert_eq!(metric(&one, "verdict"), "patch");
-    assert_eq!(metric(&one, "score_x100"), 67);
+    assert_eq!(metric_value(&one, GUARD, "verdict"), "patch");
+    assert_eq!(metric_value(&one, GUARD, "score_x100"), 67);
     let fired = regenerates(&two);
     assert_eq!(fired.len(), 1);
     assert_eq!(fired[0].turn, 1);
-    assert_eq!(metric(&two, "verdict"), "regenerate");
+    assert_eq!(metric_value(&two, GUARD, "verdict"), "regenerate");
 }
 
 /// Design (b): the fraction of implemented functions whose signature matches a declaration.
@@ -199,8 +192,8 @@ fn wo2_unresolved_symbols_lower_the_score() {
     );
     let replay = replay(&run);
     assert!(regenerates(&replay).is_empty());
-    assert_eq!(metric(&replay, "min_score_x100"), 83);
-    assert_eq!(metric(&replay, "score_x100"), 100);
+    assert_eq!(metric_value(&replay, GUARD, "min_score_x100"), 83);
+    assert_eq!(metric_value(&replay, GUARD, "score_x100"), 100);
 }
 
 /// "forbids incremental `file_edit` on the incoherent unit until it compiles once": edits
@@ -231,8 +224,8 @@ fn wo2_patches_while_incoherent_are_counted_until_it_compiles() {
         Ok("applied"),
     );
     let replay = replay(&run);
-    assert_eq!(metric(&replay, "patches_while_incoherent"), 2);
-    assert_eq!(metric(&replay, "regenerates"), 1);
+    assert_eq!(metric_value(&replay, GUARD, "patches_while_incoherent"), 2);
+    assert_eq!(metric_value(&replay, GUARD, "regenerates"), 1);
 }
 
 /// A recovered score re-arms the gate: a regeneration that removes the duplicates brings it
@@ -253,8 +246,8 @@ fn wo2_fires_again_after_recovering() {
     // Turn 4: 2 definitions of SensorConfig left, 0.67 (recovered); turn 5: 1.00; turn 6:
     // SensorConfig and Packet each in 2 files, 0.50.
     assert_eq!(turns, [3, 6]);
-    assert_eq!(metric(&replay, "regenerates"), 2);
-    assert_eq!(metric(&replay, "score_x100"), 50);
+    assert_eq!(metric_value(&replay, GUARD, "regenerates"), 2);
+    assert_eq!(metric_value(&replay, GUARD, "score_x100"), 50);
 }
 
 /// Design (a) within one file: a C/C++ header defining one struct twice is a duplicate
@@ -267,7 +260,7 @@ fn wo2_repeated_definition_in_one_header() {
         run.turn(100).write("include/types.h", text);
         let replay = replay(&run);
         let detail = regenerates(&replay).first().and_then(|f| f.detail.clone());
-        (metric(&replay, "score_x100").as_u64(), detail)
+        (metric_value(&replay, GUARD, "score_x100").as_u64(), detail)
     };
     assert_eq!(
         score("struct SensorConfig { float gain; };\nstruct SensorConfig { int id; };\n"),

@@ -4,11 +4,14 @@
 //!
 //! Genericity: the stuck families are make/gcc, pytest and tsc; nothing keys on a tool name.
 
+mod common;
+
+use common::replay_loaded;
 use hindsight::config::Config;
 use hindsight::guards::{Effect, Firing};
 use hindsight::ingest::frames::parse_frame;
 use hindsight::ingest::LoadedRun;
-use hindsight::replay::{ProjectReplayer, RunReplay};
+use hindsight::replay::RunReplay;
 use hindsight::synth::Run;
 use serde_json::{json, Value};
 
@@ -27,8 +30,7 @@ fn loaded(run: &Run) -> LoadedRun {
 }
 
 fn replay(run: &Run) -> RunReplay {
-    let mut replayer = ProjectReplayer::new("t", &Config::default(), Vec::new()).expect("config");
-    replayer.replay(&loaded(run))
+    replay_loaded(&loaded(run), &Config::default())
 }
 
 fn firings<'a>(replay: &'a RunReplay, action: &str) -> Vec<&'a Firing> {

@@ -3,29 +3,24 @@
 //!
 //! Genericity: the subtasks span cargo, npm/jest and pytest; nothing keys on a tool name.
 
-use hindsight::config::Config;
+mod common;
+
+use common::{firings, replay};
 use hindsight::cost::cost;
 use hindsight::guards::{Effect, Firing};
 use hindsight::model::tokens_from_chars;
-use hindsight::replay::{ProjectReplayer, RunReplay};
+use hindsight::replay::RunReplay;
 use hindsight::synth::Run;
 use serde_json::{json, Value};
 
-fn replay(run: &Run) -> RunReplay {
-    let mut replayer = ProjectReplayer::new("t", &Config::default(), Vec::new()).expect("config");
-    replayer.replay(&run.to_loaded())
-}
+const GUARD: &str = "context_folding";
 
 fn folds(replay: &RunReplay) -> Vec<&Firing> {
-    replay
-        .firings
-        .iter()
-        .filter(|f| f.guard == "context_folding")
-        .collect()
+    firings(replay, GUARD)
 }
 
 fn metric(replay: &RunReplay, name: &str) -> Option<Value> {
-    replay.metrics["context_folding"].get(name).cloned()
+    replay.metrics[GUARD].get(name).cloned()
 }
 
 /// Carried characters of the main agent's calls and results in turns `from..=to`, counted

@@ -6,30 +6,16 @@
 //! compared with the harness's own `dedup` records. Ecosystems: cargo, npm, pytest, go,
 //! make/gcc, tsc.
 
-use hindsight::config::Config;
+mod common;
+
+use common::{firings, metric, replay};
 use hindsight::cost::cost;
-use hindsight::guards::{Effect, Firing};
+use hindsight::guards::Effect;
 use hindsight::model::tokens_from_chars;
-use hindsight::replay::{ProjectReplayer, RunReplay};
 use hindsight::synth::Run;
 use serde_json::json;
 
-fn replay(run: &Run) -> RunReplay {
-    let mut replayer = ProjectReplayer::new("t", &Config::default(), Vec::new()).expect("config");
-    replayer.replay(&run.to_loaded())
-}
-
-fn firings(replay: &RunReplay) -> Vec<&Firing> {
-    replay
-        .firings
-        .iter()
-        .filter(|f| f.guard == "dedup_gate")
-        .collect()
-}
-
-fn metric(replay: &RunReplay, name: &str) -> u64 {
-    replay.metrics["dedup_gate"][name].as_u64().expect("metric")
-}
+const GUARD: &str = "dedup_gate";
 
 /// Characters a shell call's arguments add to the context.
 fn shell_args(command: &str) -> u64 {
@@ -53,7 +39,7 @@ fn identical_build_repeats_are_blocked_and_agree_with_the_record() {
     run.dedup("shell:cargo build");
     run.turn(10).read("src/main.rs", "fn main() {}\n");
     let replay = replay(&run);
-    let f = firings(&replay);
+    let f = firings(&replay, GUARD);
     let got: Vec<(u32, &str, Option<&str>)> = f
         .iter()
         .map(|f| (f.turn, f.action.as_str(), f.detail.as_deref()))
@@ -85,7 +71,7 @@ fn identical_build_repeats_are_blocked_and_agree_with_the_record() {
         ("outcome_differed", 0),
         ("tokens_suppressed", 2 * tokens),
     ] {
-        assert_eq!(metric(&replay, name), want, "{name}");
+        assert_eq!(metric(&replay, GUARD, name), want, "{name}");
     }
     // Suppressed at turn 2 (carried by turns 3 and 4) and at turn 3 (turn 4).
     assert_eq!(cost(&replay).by_guard["dedup_gate"], 3 * tokens);
@@ -106,8 +92,12 @@ fn rerunning_tests_after_an_edit_is_not_a_duplicate() {
     run.turn(10)
         .shell("npm test", true, "Tests: 7 passed, 7 total");
     let replay = replay(&run);
-    assert!(firings(&replay).is_empty(), "{:#?}", firings(&replay));
-    assert_eq!(metric(&replay, "replayed"), 0);
+    assert!(
+        firings(&replay, GUARD).is_empty(),
+        "{:#?}",
+        firings(&replay, GUARD)
+    );
+    assert_eq!(metric(&replay, GUARD, "replayed"), 0);
 }
 
 /// Reads are calls too: re-reading an unchanged file returns what the first read did; a
@@ -125,11 +115,11 @@ fn rereading_an_unchanged_file_is_blocked_until_it_changes() {
         .read("app/models.py", "class User:\n    name: str\n");
     run.turn(10).shell("pytest -q", true, "3 passed in 0.02s");
     let replay = replay(&run);
-    let turns: Vec<u32> = firings(&replay).iter().map(|f| f.turn).collect();
+    let turns: Vec<u32> = firings(&replay, GUARD).iter().map(|f| f.turn).collect();
     assert_eq!(turns, vec![2]);
     // Nobody recorded this duplicate: the replay finds it alone.
-    assert_eq!(metric(&replay, "only_replayed"), 1);
-    assert_eq!(metric(&replay, "recorded"), 0);
+    assert_eq!(metric(&replay, GUARD, "only_replayed"), 1);
+    assert_eq!(metric(&replay, GUARD, "recorded"), 0);
 }
 
 /// The WO-8 root cause seen from the gate: an identical hash-guarded edit retried after
@@ -153,7 +143,7 @@ fn a_rejected_edit_retried_is_blocked_a_landed_one_is_not() {
     run.turn(10)
         .edit("src/pal.c", "kp = 1;", "kp = 2;", Ok("applied"));
     let replay = replay(&run);
-    let turns: Vec<u32> = firings(&replay).iter().map(|f| f.turn).collect();
+    let turns: Vec<u32> = firings(&replay, GUARD).iter().map(|f| f.turn).collect();
     assert_eq!(turns, vec![2, 3]);
 }
 
@@ -169,10 +159,10 @@ fn variants_are_not_duplicates_and_a_recorded_dedup_is_only_recorded() {
     run.dedup("shell:go test ./...");
     run.turn(10).shell("go test ./a", false, out);
     let replay = replay(&run);
-    assert!(firings(&replay).is_empty());
-    assert_eq!(metric(&replay, "recorded"), 1);
-    assert_eq!(metric(&replay, "agree"), 0);
-    assert_eq!(metric(&replay, "only_recorded"), 1);
+    assert!(firings(&replay, GUARD).is_empty());
+    assert_eq!(metric(&replay, GUARD, "recorded"), 1);
+    assert_eq!(metric(&replay, GUARD, "agree"), 0);
+    assert_eq!(metric(&replay, GUARD, "only_recorded"), 1);
 }
 
 /// Per agent: a sub-agent running the main agent's command is not repeating itself.
@@ -187,7 +177,7 @@ fn the_same_call_by_another_agent_is_not_a_duplicate() {
         e["agent"] = json!("reviewer");
     }
     let replay = replay(&run);
-    assert!(firings(&replay).is_empty());
+    assert!(firings(&replay, GUARD).is_empty());
 }
 
 /// A repeat whose recorded result differs from the earlier one (state changed outside any
@@ -201,7 +191,7 @@ fn a_differing_recorded_outcome_is_flagged() {
         .shell("make", false, "src/a.c:3:1: error: expected ';'");
     run.turn(10).shell("make", true, "cc -o app src/a.c");
     let replay = replay(&run);
-    let f = firings(&replay);
+    let f = firings(&replay, GUARD);
     assert_eq!(f.len(), 1);
     assert_eq!(f[0].action, "harmful_block");
     assert_eq!(f[0].effect, hindsight::guards::Effect::Advisory);
@@ -212,7 +202,7 @@ fn a_differing_recorded_outcome_is_flagged() {
              but the recorded repeat came out differently (tool_failed then success)"
         )
     );
-    assert_eq!(metric(&replay, "outcome_differed"), 1);
+    assert_eq!(metric(&replay, GUARD, "outcome_differed"), 1);
 }
 
 /// The working directory is part of the call: the same command in another package of a
@@ -225,5 +215,5 @@ fn the_same_command_in_another_directory_is_not_a_duplicate() {
     run.cwd = "/w/mono/worker".into();
     run.turn(10)
         .shell("pytest -q", false, "FAILED test_b.py::test_y\n1 failed");
-    assert!(firings(&replay(&run)).is_empty());
+    assert!(firings(&replay(&run), GUARD).is_empty());
 }

@@ -2,31 +2,16 @@
 //! Escalation Must Terminate Cleanly After Repeated Ignoring", replayed by
 //! `directive_escalation`. The seed gives no threshold; hindsight's default is 3.
 
+mod common;
+
+use common::{firings, metric, replay, replay_with};
 use hindsight::config::Config;
 use hindsight::cost::cost;
-use hindsight::guards::{Effect, Firing};
-use hindsight::replay::{ProjectReplayer, RunReplay};
+use hindsight::guards::Effect;
 use hindsight::synth::Run;
 use serde_json::json;
 
 const GUARD: &str = "directive_escalation";
-
-fn replay_with(run: &Run, config: &Config) -> RunReplay {
-    let mut replayer = ProjectReplayer::new("t", config, Vec::new()).expect("config");
-    replayer.replay(&run.to_loaded())
-}
-
-fn replay(run: &Run) -> RunReplay {
-    replay_with(run, &Config::default())
-}
-
-fn firings(replay: &RunReplay) -> Vec<&Firing> {
-    replay.firings.iter().filter(|f| f.guard == GUARD).collect()
-}
-
-fn metric(replay: &RunReplay, name: &str) -> u64 {
-    replay.metrics[GUARD][name].as_u64().expect("metric")
-}
 
 /// A call the recorded harness refused: it never satisfies a directive.
 fn refused_edit(run: &mut Run, path: &str) {
@@ -71,7 +56,7 @@ fn ignored_directives_transition_to_terminal_incomplete() {
     run.turn(500).shell("echo more", true, "more");
     run.turn(500).shell("echo more", true, "more");
     let replay = replay(&run);
-    let fired = firings(&replay);
+    let fired = firings(&replay, GUARD);
     assert_eq!(fired.len(), 1);
     assert_eq!(fired[0].action, "terminal_incomplete");
     assert_eq!(fired[0].turn, 4);
@@ -84,10 +69,10 @@ fn ignored_directives_transition_to_terminal_incomplete() {
         fired[0].family.as_deref(),
         Some("file_edit:config/stages.xml")
     );
-    assert_eq!(metric(&replay, "directives"), 4);
-    assert_eq!(metric(&replay, "ignored"), 3);
-    assert_eq!(metric(&replay, "satisfied"), 0);
-    assert_eq!(metric(&replay, "terminal_turn"), 4);
+    assert_eq!(metric(&replay, GUARD, "directives"), 4);
+    assert_eq!(metric(&replay, GUARD, "ignored"), 3);
+    assert_eq!(metric(&replay, GUARD, "satisfied"), 0);
+    assert_eq!(metric(&replay, GUARD, "terminal_turn"), 4);
     // Turns 5 and 6 (prompts 7500 and 8000, + 180 completion each) are saved whole.
     assert_eq!(cost(&replay).by_guard[GUARD], 7680 + 8180);
 }
@@ -111,11 +96,11 @@ fn edit_read_and_shell_are_blocked_after_terminal() {
     run.result(&id, true, "patched", json!({}));
     run.directive("update_todos", "file_edit:config/stages.xml", "active");
     let replay = replay(&run);
-    assert_eq!(metric(&replay, "blocked_after_terminal"), 4);
-    assert_eq!(metric(&replay, "directives"), 5);
+    assert_eq!(metric(&replay, GUARD, "blocked_after_terminal"), 4);
+    assert_eq!(metric(&replay, GUARD, "directives"), 5);
     // Satisfying actions after the terminal state change nothing; it fires once.
-    assert_eq!(firings(&replay).len(), 1);
-    assert_eq!(metric(&replay, "satisfied"), 0);
+    assert_eq!(firings(&replay, GUARD).len(), 1);
+    assert_eq!(metric(&replay, GUARD, "satisfied"), 0);
 }
 
 /// "A reporting tool is allowed so the run can end truthfully."
@@ -130,8 +115,8 @@ fn a_report_is_allowed_after_terminal() {
     run.result(&id, true, "reported", json!({}));
     run.complete("incomplete", "stale target; blocked");
     let replay = replay(&run);
-    assert_eq!(metric(&replay, "reports_allowed"), 1);
-    assert_eq!(metric(&replay, "blocked_after_terminal"), 0);
+    assert_eq!(metric(&replay, GUARD, "reports_allowed"), 1);
+    assert_eq!(metric(&replay, GUARD, "blocked_after_terminal"), 0);
 }
 
 /// A read, a mutation or a verification attempt (even a failing one) answers a directive;
@@ -169,10 +154,10 @@ fn satisfied_directives_never_escalate() {
         "terminal_incomplete",
     );
     let replay = replay(&run);
-    assert!(firings(&replay).is_empty());
-    assert_eq!(metric(&replay, "directives"), 4);
-    assert_eq!(metric(&replay, "satisfied"), 3);
-    assert_eq!(metric(&replay, "ignored"), 0);
+    assert!(firings(&replay, GUARD).is_empty());
+    assert_eq!(metric(&replay, GUARD, "directives"), 4);
+    assert_eq!(metric(&replay, GUARD, "satisfied"), 3);
+    assert_eq!(metric(&replay, GUARD, "ignored"), 0);
 }
 
 /// The threshold is a setting; a sub-agent's terminal state does not end the run.
@@ -182,14 +167,18 @@ fn threshold_setting_and_sub_agents() {
     config
         .set("directive_escalation.ignored_threshold=4")
         .expect("setting");
-    assert!(firings(&replay_with(&ignoring_run("1780000000000-e"), &config)).is_empty());
+    assert!(firings(
+        &replay_with(&ignoring_run("1780000000000-e"), &config),
+        GUARD
+    )
+    .is_empty());
 
     let mut run = ignoring_run("1780000000000-f");
     for e in &mut run.events {
         e["agent"] = json!("reviewer");
     }
     let replay = replay(&run);
-    let fired = firings(&replay);
+    let fired = firings(&replay, GUARD);
     assert_eq!(fired.len(), 1);
     assert_eq!(fired[0].agent, "reviewer");
     assert_eq!(fired[0].effect, Effect::Advisory);

@@ -3,33 +3,18 @@
 //! `stale_edit_recovery`, WO-TD-01, for the blocking side). The seed's own incident
 //! literal is replaced by generic XML, JSON and TypeScript targets.
 
+mod common;
+
+use common::{firings, metric, replay, replay_with};
 use hindsight::config::Config;
 use hindsight::guards::{Effect, Firing};
 use hindsight::normalize::family::families;
 use hindsight::normalize::ToolKind;
-use hindsight::replay::{ProjectReplayer, RunReplay};
 use hindsight::synth::Run;
 use serde_json::json;
 
 const GUARD: &str = "edit_target_families";
 const STALE: &str = "old_string_not_found";
-
-fn replay_with(run: &Run, config: &Config) -> RunReplay {
-    let mut replayer = ProjectReplayer::new("t", config, Vec::new()).expect("config");
-    replayer.replay(&run.to_loaded())
-}
-
-fn replay(run: &Run) -> RunReplay {
-    replay_with(run, &Config::default())
-}
-
-fn firings<'a>(replay: &'a RunReplay, guard: &str) -> Vec<&'a Firing> {
-    replay.firings.iter().filter(|f| f.guard == guard).collect()
-}
-
-fn metric(replay: &RunReplay, guard: &str, name: &str) -> u64 {
-    replay.metrics[guard][name].as_u64().expect("metric")
-}
 
 fn patch(run: &mut Run, path: &str, offset: u32, ok: bool) {
     let id = run.call(

@@ -1,23 +1,18 @@
 //! Acceptance of `loop_intervention_wording`: seed 002 (`002_527d73931b42d8b2.txt`) fix 2
 //! "Replace Loop Escape Equals `task_complete`".
 
-use hindsight::config::Config;
+mod common;
+
+use common::{firings, replay};
 use hindsight::guards::Firing;
-use hindsight::replay::{ProjectReplayer, RunReplay};
+use hindsight::replay::RunReplay;
 use hindsight::synth::Run;
 use serde_json::json;
 
-fn replay(run: &Run) -> RunReplay {
-    let mut replayer = ProjectReplayer::new("t", &Config::default(), Vec::new()).expect("config");
-    replayer.replay(&run.to_loaded())
-}
+const GUARD: &str = "loop_intervention_wording";
 
 fn flagged(replay: &RunReplay) -> Vec<&Firing> {
-    replay
-        .firings
-        .iter()
-        .filter(|f| f.guard == "loop_intervention_wording")
-        .collect()
+    firings(replay, GUARD)
 }
 
 /// A run that loops on a failing `npm test`, then gets one loop directive.

@@ -2,33 +2,18 @@
 //! (`002_527d73931b42d8b2.txt`) fix 3 "Hard-Block Stale Edit Loops", replayed by
 //! `stale_edit_recovery`. Every case uses generic projects (XML, TypeScript, Python, Rust).
 
+mod common;
+
+use common::{firings, metric, replay, replay_with};
 use hindsight::config::Config;
 use hindsight::cost::cost;
 use hindsight::guards::{Effect, Firing};
 use hindsight::model::tokens_from_chars;
-use hindsight::replay::{ProjectReplayer, RunReplay};
 use hindsight::synth::Run;
 use serde_json::{json, Value};
 
 const GUARD: &str = "stale_edit_recovery";
 const STALE: &str = "old_string_not_found";
-
-fn replay_with(run: &Run, config: &Config) -> RunReplay {
-    let mut replayer = ProjectReplayer::new("t", config, Vec::new()).expect("config");
-    replayer.replay(&run.to_loaded())
-}
-
-fn replay(run: &Run) -> RunReplay {
-    replay_with(run, &Config::default())
-}
-
-fn firings(replay: &RunReplay) -> Vec<&Firing> {
-    replay.firings.iter().filter(|f| f.guard == GUARD).collect()
-}
-
-fn metric(replay: &RunReplay, name: &str) -> u64 {
-    replay.metrics[GUARD][name].as_u64().expect("metric")
-}
 
 fn stale_edit(run: &mut Run, path: &str, old: &str) {
     let out = format!("old_string not found in {path}");
@@ -48,12 +33,12 @@ fn two_stale_failures_produce_the_directive() {
         let mut run = Run::new("1780000000000-a", cwd, 1000);
         stale_edit(&mut run, path, old);
         assert!(
-            firings(&replay(&run)).is_empty(),
+            firings(&replay(&run), GUARD).is_empty(),
             "{path}: one failure is quiet"
         );
         stale_edit(&mut run, path, old);
         let replay = replay(&run);
-        let fired = firings(&replay);
+        let fired = firings(&replay, GUARD);
         assert_eq!(fired.len(), 1, "{path}");
         assert_eq!(fired[0].action, "read_authoritative_target");
         assert_eq!(fired[0].turn, 2);
@@ -67,8 +52,8 @@ fn two_stale_failures_produce_the_directive() {
             .as_deref()
             .unwrap_or_default()
             .starts_with(&format!("2 stale edit failures; read {path} once")));
-        assert_eq!(metric(&replay, "directives"), 1);
-        assert_eq!(metric(&replay, "open_at_end"), 1);
+        assert_eq!(metric(&replay, GUARD, "directives"), 1);
+        assert_eq!(metric(&replay, GUARD, "open_at_end"), 1);
     }
 }
 
@@ -85,11 +70,14 @@ fn a_read_of_the_target_satisfies_the_directive() {
     // The count restarted at the read: one more stale failure is not blocked.
     stale_edit(&mut run, "config/stages.xml", "<stage id=\"lint\">");
     let replay = replay(&run);
-    let actions: Vec<&str> = firings(&replay).iter().map(|f| f.action.as_str()).collect();
+    let actions: Vec<&str> = firings(&replay, GUARD)
+        .iter()
+        .map(|f| f.action.as_str())
+        .collect();
     assert_eq!(actions, ["read_authoritative_target"]);
-    assert_eq!(metric(&replay, "satisfied"), 1);
-    assert_eq!(metric(&replay, "blocked_retries"), 0);
-    assert_eq!(metric(&replay, "open_at_end"), 0);
+    assert_eq!(metric(&replay, GUARD, "satisfied"), 1);
+    assert_eq!(metric(&replay, GUARD, "blocked_retries"), 0);
+    assert_eq!(metric(&replay, GUARD, "open_at_end"), 0);
 }
 
 /// "A different edit target in the same file is not blocked just because an old edit
@@ -108,7 +96,7 @@ fn a_different_target_in_the_same_file_is_not_blocked() {
     );
     stale_edit(&mut run, path, "const retries = 3;");
     let replay = replay(&run);
-    let fired = firings(&replay);
+    let fired = firings(&replay, GUARD);
     let blocks: Vec<&&Firing> = fired
         .iter()
         .filter(|f| f.action == "block_stale_retry")
@@ -119,7 +107,7 @@ fn a_different_target_in_the_same_file_is_not_blocked() {
         blocks[0].family.as_deref(),
         Some("file_edit:src/api/client.ts:const retries = 3;")
     );
-    assert_eq!(metric(&replay, "blocked_retries"), 1);
+    assert_eq!(metric(&replay, GUARD, "blocked_retries"), 1);
 }
 
 /// Seed 002 fix 3: "A repeated `old_string not found` edit is blocked after repeated
@@ -134,7 +122,7 @@ fn a_repeated_stale_edit_is_blocked_and_priced() {
     run.turn(100).shell("pytest -q", true, "12 passed in 0.4s");
     run.turn(100).shell("git status", true, "clean");
     let replay = replay(&run);
-    let block = firings(&replay)
+    let block = firings(&replay, GUARD)
         .into_iter()
         .find(|f| f.action == "block_stale_retry")
         .expect("the third retry is blocked");
@@ -158,7 +146,7 @@ fn the_block_gives_the_recovery_instruction() {
         stale_edit(&mut run, "src/main.rs", "fn main() {");
     }
     let replay = replay(&run);
-    let block = firings(&replay)
+    let block = firings(&replay, GUARD)
         .into_iter()
         .find(|f| f.action == "block_stale_retry")
         .expect("blocked");
@@ -196,8 +184,8 @@ fn other_recorded_directives_and_refused_retries() {
         json!({"errorClass": "focus_blocked"}),
     );
     let replay = replay(&run);
-    assert_eq!(metric(&replay, "recorded_other_directives"), 1);
-    let block = firings(&replay)
+    assert_eq!(metric(&replay, GUARD, "recorded_other_directives"), 1);
+    let block = firings(&replay, GUARD)
         .into_iter()
         .find(|f| f.action == "block_stale_retry")
         .expect("blocked");
@@ -220,10 +208,10 @@ fn threshold_is_configurable() {
     stale_edit(&mut run, "src/a.ts", "let a = 1;");
     stale_edit(&mut run, "src/a.ts", "let a = 1;");
     let quiet = replay_with(&run, &config);
-    assert!(firings(&quiet).is_empty());
+    assert!(firings(&quiet, GUARD).is_empty());
     stale_edit(&mut run, "src/a.ts", "let a = 1;");
     let fired = replay_with(&run, &config);
-    assert_eq!(firings(&fired)[0].turn, 3);
+    assert_eq!(firings(&fired, GUARD)[0].turn, 3);
     let defaults: Value =
         serde_json::to_value(hindsight::guards::stale_edit_recovery::Settings::default())
             .expect("json");

@@ -4,28 +4,13 @@
 //! The incident of fix 9 (a todo "Teach each object ..." completed although every call of
 //! its family failed) is replayed with a generic command, never the incident's tool.
 
-use hindsight::config::Config;
-use hindsight::guards::Firing;
-use hindsight::replay::{ProjectReplayer, RunReplay};
+mod common;
+
+use common::{firings, metric, replay};
 use hindsight::synth::Run;
 use serde_json::json;
 
-fn replay(run: &Run) -> RunReplay {
-    let mut replayer = ProjectReplayer::new("t", &Config::default(), Vec::new()).expect("config");
-    replayer.replay(&run.to_loaded())
-}
-
-fn firings(replay: &RunReplay) -> Vec<&Firing> {
-    replay
-        .firings
-        .iter()
-        .filter(|f| f.guard == "todo_truth")
-        .collect()
-}
-
-fn metric(replay: &RunReplay, name: &str) -> u64 {
-    replay.metrics["todo_truth"][name].as_u64().expect(name)
-}
+const GUARD: &str = "todo_truth";
 
 const IMPORT: &str = "Import each sample record into the local store";
 
@@ -57,7 +42,7 @@ fn fix9_completed_over_failed_family_is_downgraded() {
     run.turn(100)
         .todos(json!([{"id": "1", "status": "completed", "content": IMPORT}]));
     let replay = replay(&run);
-    let fired = firings(&replay);
+    let fired = firings(&replay, GUARD);
     assert_eq!(fired.len(), 1, "{fired:#?}");
     let f = fired[0];
     assert_eq!((f.turn, f.action.as_str()), (5, "downgrade_to_blocked"));
@@ -71,8 +56,8 @@ fn fix9_completed_over_failed_family_is_downgraded() {
         "{detail}"
     );
     assert!(detail.contains("3 failed call(s)"), "{detail}");
-    assert_eq!(metric(&replay, "todos_completed"), 1);
-    assert_eq!(metric(&replay, "downgraded"), 1);
+    assert_eq!(metric(&replay, GUARD, "todos_completed"), 1);
+    assert_eq!(metric(&replay, GUARD, "downgraded"), 1);
 }
 
 /// Fix 9, the other half of the same line: a later same-family success resolves it.
@@ -87,9 +72,9 @@ fn fix9_later_same_family_success_keeps_completion() {
     run.turn(100)
         .todos(json!([{"id": "1", "status": "completed", "content": IMPORT}]));
     let replay = replay(&run);
-    assert!(firings(&replay).is_empty());
-    assert_eq!(metric(&replay, "todos_completed"), 1);
-    assert_eq!(metric(&replay, "downgraded"), 0);
+    assert!(firings(&replay, GUARD).is_empty());
+    assert_eq!(metric(&replay, GUARD, "todos_completed"), 1);
+    assert_eq!(metric(&replay, GUARD, "downgraded"), 0);
 }
 
 /// Fix 9: the evidence is the todo's own window. A failure before the todo was opened,
@@ -114,13 +99,13 @@ fn fix9_window_starts_where_the_todo_was_opened() {
     ]));
     let replay = replay(&run);
     // `a` was first seen completed: its window is the run so far, and `go vet` failed.
-    let fired = firings(&replay);
+    let fired = firings(&replay, GUARD);
     assert_eq!(fired.len(), 1, "{fired:#?}");
     assert_eq!(
         (fired[0].turn, fired[0].family.as_deref()),
         (2, Some("shell:go vet ./..."))
     );
-    assert_eq!(metric(&replay, "todos_completed"), 2);
+    assert_eq!(metric(&replay, GUARD, "todos_completed"), 2);
 }
 
 /// Fix 10: "a parent cannot be completed while any child is pending, in progress, or
@@ -142,7 +127,7 @@ fn fix10_parent_over_open_children_is_downgraded() {
         .shell("npx jest settings", true, "Tests: 4 passed, 4 total");
     run.turn(100).todos(tree("completed"));
     let replay = replay(&run);
-    let fired = firings(&replay);
+    let fired = firings(&replay, GUARD);
     assert_eq!(fired.len(), 1, "{fired:#?}");
     assert_eq!(
         (fired[0].turn, fired[0].action.as_str()),
@@ -155,7 +140,7 @@ fn fix10_parent_over_open_children_is_downgraded() {
              1.2 (pending), 1.3 (in_progress), 1.4 (blocked)"
         )
     );
-    assert_eq!(metric(&replay, "parents_downgraded"), 1);
+    assert_eq!(metric(&replay, GUARD, "parents_downgraded"), 1);
 }
 
 /// Fix 10, quiet side: a parent completed after every child is completed.
@@ -177,8 +162,8 @@ fn fix10_parent_after_all_children_is_truthful() {
         {"id": 2, "parentId": 1, "status": "completed", "content": "lexer"}
     ]));
     let replay = replay(&run);
-    assert!(firings(&replay).is_empty());
-    assert_eq!(metric(&replay, "todos_completed"), 2);
+    assert!(firings(&replay, GUARD).is_empty());
+    assert_eq!(metric(&replay, GUARD, "todos_completed"), 2);
 }
 
 /// Only the main agent's todo tree and calls count: a sub-agent's failures are its own.
@@ -194,5 +179,5 @@ fn sub_agent_failures_are_not_main_evidence() {
     }
     run.turn(100)
         .todos(json!([{"id": "t", "status": "completed", "content": "fix tests"}]));
-    assert!(firings(&replay(&run)).is_empty());
+    assert!(firings(&replay(&run), GUARD).is_empty());
 }

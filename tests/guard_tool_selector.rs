@@ -6,33 +6,16 @@
 //! `src/guards/tool_selector.rs`; these are the replay-level lines. Tools are the names the
 //! run recorded; two shell tools of one run stand for two tools of the `execute` intent.
 
+mod common;
+
+use common::{firings, metric_value, replay, replay_with};
 use hindsight::config::Config;
 use hindsight::cost::cost;
-use hindsight::guards::{Effect, Firing};
-use hindsight::replay::{ProjectReplayer, RunReplay};
+use hindsight::guards::Effect;
 use hindsight::synth::Run;
 use serde_json::{json, Value};
 
-fn replay_with(run: &Run, config: &Config) -> RunReplay {
-    let mut replayer = ProjectReplayer::new("test", config, Vec::new()).expect("config");
-    replayer.replay(&run.to_loaded())
-}
-
-fn replay(run: &Run) -> RunReplay {
-    replay_with(run, &Config::default())
-}
-
-fn firings(replay: &RunReplay) -> Vec<&Firing> {
-    replay
-        .firings
-        .iter()
-        .filter(|f| f.guard == "tool_selector")
-        .collect()
-}
-
-fn metric(replay: &RunReplay, key: &str) -> Value {
-    replay.metrics["tool_selector"][key].clone()
-}
+const GUARD: &str = "tool_selector";
 
 /// One turn whose call runs `command` through the shell tool named `tool`.
 fn shell_turn(run: &mut Run, tool: &str, command: &str, ok: bool, output: &str) {
@@ -63,7 +46,7 @@ fn flaky_tool_run() -> Run {
 #[test]
 fn recommendation_differs_and_used_tool_fails_fires() {
     let replay = replay(&flaky_tool_run());
-    let fired = firings(&replay);
+    let fired = firings(&replay, GUARD);
     let turns: Vec<u32> = fired.iter().map(|f| f.turn).collect();
     assert_eq!(turns, [4, 5]);
     for f in &fired {
@@ -86,7 +69,7 @@ fn recommendation_differs_and_used_tool_fails_fires() {
         ("abstentions", json!(1)),
         ("wrong_tool_failures", json!(2)),
     ] {
-        assert_eq!(metric(&replay, key), want, "{key}");
+        assert_eq!(metric_value(&replay, GUARD, key), want, "{key}");
     }
 }
 
@@ -112,7 +95,7 @@ fn observation_is_advisory_and_saves_nothing() {
 /// store." The store's keys are (intent class, tool); latency and tokens are EWMAs.
 #[test]
 fn store_summaries_per_intent_and_tool() {
-    let stats = metric(&replay(&flaky_tool_run()), "stats");
+    let stats = metric_value(&replay(&flaky_tool_run()), GUARD, "stats");
     assert_eq!(
         stats["execute:exec"],
         json!({"samples": 3, "failures": 0, "alpha": 4, "beta": 1, "success_permille": 800,
@@ -137,7 +120,7 @@ fn following_the_recommendation_is_quiet() {
     }
     shell_turn(&mut run, "exec", "npm test", false, "Tests: 1 failed");
     let replay = replay(&run);
-    assert!(firings(&replay).is_empty());
+    assert!(firings(&replay, GUARD).is_empty());
     // t1 abstains (nothing measured); t2 recommends bash (its only measured tool) and
     // matches; t3 recommends bash, exec is used and succeeds; t4-t5 abstain (exec has fewer
     // than 3 samples and is not alone); t6-t7 recommend exec and match.
@@ -151,7 +134,7 @@ fn following_the_recommendation_is_quiet() {
         ("abstentions", json!(3)),
         ("wrong_tool_failures", json!(0)),
     ] {
-        assert_eq!(metric(&replay, key), want, "{key}");
+        assert_eq!(metric_value(&replay, GUARD, key), want, "{key}");
     }
 }
 
@@ -163,9 +146,9 @@ fn min_evidence_is_a_setting() {
     let mut config = Config::default();
     config.set("tool_selector.min_evidence=4").expect("setting");
     let replay = replay_with(&flaky_tool_run(), &config);
-    let turns: Vec<u32> = firings(&replay).iter().map(|f| f.turn).collect();
+    let turns: Vec<u32> = firings(&replay, GUARD).iter().map(|f| f.turn).collect();
     assert_eq!(turns, [4]);
-    assert_eq!(metric(&replay, "abstentions"), json!(2));
+    assert_eq!(metric_value(&replay, GUARD, "abstentions"), json!(2));
 }
 
 /// "High entropy or a sub-margin tie emits a top-three shortlist." Two equally good tools of
@@ -178,16 +161,17 @@ fn tied_tools_shortlist() {
     }
     let replay = replay(&run);
     // t2: bash is the lone measured tool, so it is recommended; exec is used and succeeds.
-    assert!(firings(&replay).is_empty());
-    assert_eq!(metric(&replay, "recommendations"), json!(1));
-    assert_eq!(metric(&replay, "shortlists"), json!(2));
-    assert_eq!(metric(&replay, "shortlist_hits"), json!(2));
+    assert!(firings(&replay, GUARD).is_empty());
+    assert_eq!(metric_value(&replay, GUARD, "recommendations"), json!(1));
+    assert_eq!(metric_value(&replay, GUARD, "shortlists"), json!(2));
+    assert_eq!(metric_value(&replay, GUARD, "shortlist_hits"), json!(2));
     // With no recommendation there is no match rate.
     let mut single = Run::new("1780000000000-tu", "/w/svc", 1000);
     shell_turn(&mut single, "bash", "go vet ./...", true, "");
     assert_eq!(
-        metric(
+        metric_value(
             &replay_with(&single, &Config::default()),
+            GUARD,
             "match_rate_permille"
         ),
         Value::Null
@@ -219,9 +203,9 @@ fn first_call_of_main_agent_only() {
         );
     }
     let replay = replay(&run);
-    assert!(firings(&replay).is_empty());
-    assert_eq!(metric(&replay, "first_tool_calls"), json!(4));
-    let stats = metric(&replay, "stats");
+    assert!(firings(&replay, GUARD).is_empty());
+    assert_eq!(metric_value(&replay, GUARD, "first_tool_calls"), json!(4));
+    let stats = metric_value(&replay, GUARD, "stats");
     assert_eq!(stats["execute:exec"]["samples"], json!(4));
     assert_eq!(stats["execute:bash"]["samples"], json!(1));
 }
@@ -247,7 +231,7 @@ fn write_intent_compares_edit_tools() {
         json!({"errorClass": "old_string_not_found"}),
     );
     let replay = replay(&run);
-    let fired = firings(&replay);
+    let fired = firings(&replay, GUARD);
     assert_eq!(fired.len(), 1);
     assert_eq!(fired[0].turn, 4);
     let detail = fired[0].detail.as_deref().unwrap_or_default();
@@ -273,7 +257,7 @@ fn intent_classes_from_kind_and_shape() {
     run.result(&id, true, "none", json!({}));
     run.read("README.md", "# docs");
     run.shell("ls docs", true, "index.md");
-    let stats = metric(&replay(&run), "stats");
+    let stats = metric_value(&replay(&run), GUARD, "stats");
     let keys: Vec<&String> = stats
         .as_object()
         .map(|m| m.keys().collect())

@@ -2,27 +2,18 @@
 //! "Truth-Based Terminal Completion After Verified Todo Closure" and fix 17 "Keep
 //! Verify-Command Evidence Separate From Artifact Evidence".
 
-use hindsight::config::Config;
-use hindsight::guards::Firing;
-use hindsight::replay::{ProjectReplayer, RunReplay};
-use hindsight::synth::Run;
-use serde_json::{json, Value};
+mod common;
 
-fn replay(run: &Run) -> RunReplay {
-    let mut replayer = ProjectReplayer::new("t", &Config::default(), Vec::new()).expect("config");
-    replayer.replay(&run.to_loaded())
-}
+use common::{firings, metric_value, replay};
+use hindsight::guards::Firing;
+use hindsight::replay::RunReplay;
+use hindsight::synth::Run;
+use serde_json::json;
+
+const GUARD: &str = "verified_completion";
 
 fn holds(replay: &RunReplay) -> Vec<&Firing> {
-    replay
-        .firings
-        .iter()
-        .filter(|f| f.guard == "verified_completion")
-        .collect()
-}
-
-fn metric(replay: &RunReplay, name: &str) -> Value {
-    replay.metrics["verified_completion"][name].clone()
+    firings(replay, GUARD)
 }
 
 /// The single hold of a run, with its turn and detail.
@@ -84,7 +75,7 @@ fn fix16_stale_validation_is_held() {
         detail,
         "verifyCommand `pytest -q` (todo 1) stale: passed at turn 3, mutation at turn 4"
     );
-    assert_eq!(metric(&replay, "verifiers_met"), json!(0));
+    assert_eq!(metric_value(&replay, GUARD, "verifiers_met"), json!(0));
 }
 
 /// Fix 16, same line: an unresolved verification failure (a checker family that failed
@@ -126,10 +117,10 @@ fn fix16_fully_verified_tree_finishes_without_the_model() {
         .complete("completed", "handler implemented; go test passes");
     let replay = replay(&run);
     assert!(holds(&replay).is_empty());
-    assert_eq!(metric(&replay, "verified_turn"), json!(4));
-    assert_eq!(metric(&replay, "claims"), json!(1));
-    assert_eq!(metric(&replay, "held"), json!(0));
-    assert_eq!(metric(&replay, "verifiers_met"), json!(1));
+    assert_eq!(metric_value(&replay, GUARD, "verified_turn"), json!(4));
+    assert_eq!(metric_value(&replay, GUARD, "claims"), json!(1));
+    assert_eq!(metric_value(&replay, GUARD, "held"), json!(0));
+    assert_eq!(metric_value(&replay, GUARD, "verifiers_met"), json!(1));
 }
 
 // ---------------------------------------------------------------- fix 17
@@ -151,7 +142,11 @@ fn fix17_exact_and_echo_suffix_runs_are_accepted() {
             "`{run_as}`: {:#?}",
             holds(&replay)
         );
-        assert_eq!(metric(&replay, "verifiers_met"), json!(1), "`{run_as}`");
+        assert_eq!(
+            metric_value(&replay, GUARD, "verifiers_met"),
+            json!(1),
+            "`{run_as}`"
+        );
     }
 }
 
@@ -186,7 +181,7 @@ fn fix17_conjunctive_verifier_met_by_components() {
     close(&mut run, verify);
     let met = replay(&run);
     assert!(holds(&met).is_empty(), "{:#?}", holds(&met));
-    assert_eq!(metric(&met, "verifiers_met"), json!(1));
+    assert_eq!(metric_value(&met, GUARD, "verifiers_met"), json!(1));
 
     // A component run only behind a masking `||` is not reliable.
     let mut run = declared("1780000000000-vc8", "/w/rs", verify, "src/lib.rs");
@@ -250,7 +245,7 @@ fn fix17_task_complete_call_is_held() {
         "unresolved verification failures: shell:pytest -q (turn 3); verifyCommand \
          `pytest -q` (todo 1) last run failed (turn 3)"
     );
-    assert_eq!(metric(&replay, "claims"), json!(1));
+    assert_eq!(metric_value(&replay, GUARD, "claims"), json!(1));
 }
 
 /// An honest incomplete report is not a completion claim.
@@ -260,7 +255,7 @@ fn incomplete_report_is_not_a_claim() {
     run.turn(100).complete("incomplete", "pytest still fails");
     let replay = replay(&run);
     assert!(holds(&replay).is_empty());
-    assert_eq!(metric(&replay, "claims"), json!(0));
+    assert_eq!(metric_value(&replay, GUARD, "claims"), json!(0));
 }
 
 /// Fix 17's masking concern applies to pipelines too: `verify 2>&1 | tail` exits with

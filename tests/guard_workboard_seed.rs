@@ -4,31 +4,19 @@
 //! The seed gives no numbers for a complex task; hindsight's defaults are 8 turns and 4
 //! distinct canonical action families (`min_turns`, `min_families`).
 
+mod common;
+
+use common::{firings, metric_value, replay, replay_with};
 use hindsight::config::Config;
 use hindsight::guards::Firing;
-use hindsight::replay::{ProjectReplayer, RunReplay};
+use hindsight::replay::RunReplay;
 use hindsight::synth::Run;
 use serde_json::{json, Value};
 
-fn replay_with(run: &Run, config: &Config) -> RunReplay {
-    let mut replayer = ProjectReplayer::new("t", config, Vec::new()).expect("config");
-    replayer.replay(&run.to_loaded())
-}
-
-fn replay(run: &Run) -> RunReplay {
-    replay_with(run, &Config::default())
-}
+const GUARD: &str = "workboard_seed";
 
 fn seeded(replay: &RunReplay) -> Vec<&Firing> {
-    replay
-        .firings
-        .iter()
-        .filter(|f| f.guard == "workboard_seed")
-        .collect()
-}
-
-fn metric(replay: &RunReplay, name: &str) -> Value {
-    replay.metrics["workboard_seed"][name].clone()
+    firings(replay, GUARD)
 }
 
 /// A training task: discovery, model repair, integration, a training run and checks, one
@@ -107,9 +95,9 @@ fn td07_multi_step_run_without_decomposition_is_seeded() {
         "{:?}",
         f.detail
     );
-    assert_eq!(metric(&replay, "decomposed"), json!(0));
-    assert_eq!(metric(&replay, "first_todo_turn"), Value::Null);
-    assert_eq!(metric(&replay, "multi_step_turn"), json!(8));
+    assert_eq!(metric_value(&replay, GUARD, "decomposed"), json!(0));
+    assert_eq!(metric_value(&replay, GUARD, "first_todo_turn"), Value::Null);
+    assert_eq!(metric_value(&replay, GUARD, "multi_step_turn"), json!(8));
 }
 
 /// Same line: the decomposition must come first. A todo tree written only after the run
@@ -118,8 +106,8 @@ fn td07_multi_step_run_without_decomposition_is_seeded() {
 fn td07_late_decomposition_still_fires() {
     let replay = replay(&training_run(&[9]));
     assert_eq!(seeded(&replay).len(), 1);
-    assert_eq!(metric(&replay, "decomposed"), json!(1));
-    assert_eq!(metric(&replay, "first_todo_turn"), json!(9));
+    assert_eq!(metric_value(&replay, GUARD, "decomposed"), json!(1));
+    assert_eq!(metric_value(&replay, GUARD, "first_todo_turn"), json!(9));
 }
 
 /// "Workboard cards or nested todos update as evidence is collected."
@@ -128,8 +116,8 @@ fn td07_late_decomposition_still_fires() {
 fn td07_early_tree_updated_with_evidence_is_quiet() {
     let replay = replay(&training_run(&[1, 4, 8]));
     assert!(seeded(&replay).is_empty(), "{:#?}", seeded(&replay));
-    assert_eq!(metric(&replay, "first_todo_turn"), json!(1));
-    assert_eq!(metric(&replay, "todo_writes"), json!(3));
+    assert_eq!(metric_value(&replay, GUARD, "first_todo_turn"), json!(1));
+    assert_eq!(metric_value(&replay, GUARD, "todo_writes"), json!(3));
 }
 
 /// "Completion review sees unresolved cards/blockers when verification has not happened."
@@ -169,7 +157,7 @@ fn thresholds_decide_what_is_multi_step() {
     }
     let replay_loop = replay(&looping);
     assert!(seeded(&replay_loop).is_empty());
-    assert_eq!(metric(&replay_loop, "families"), json!(2));
+    assert_eq!(metric_value(&replay_loop, GUARD, "families"), json!(2));
 
     let mut config = Config::default();
     config.set("workboard_seed.min_families=2").expect("set");

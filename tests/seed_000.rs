@@ -4,13 +4,16 @@
 //! Genericity (WO-9 rule 4): every behaviour is shown on several ecosystems; the seed's
 //! own `pio` rows appear only because they are rows of its tables.
 
+mod common;
+
+use common::{firings, replay_sessions};
 use hindsight::config::Config;
 use hindsight::guards::convergence::{Breaker, Progress, Thresholds, Tier};
-use hindsight::guards::{Effect, Firing};
+use hindsight::guards::Effect;
 use hindsight::normalize::family::families;
 use hindsight::normalize::shell::normalize_shell_for_family;
 use hindsight::normalize::{RunState, ToolKind};
-use hindsight::replay::{ProjectReplayer, RunReplay};
+use hindsight::replay::RunReplay;
 use hindsight::synth::Run;
 use serde_json::json;
 
@@ -155,18 +158,6 @@ fn normalizer_is_idempotent_on_every_table_entry() {
 }
 
 // ---------------------------------------------------------------- replay helpers
-
-fn replay_sessions(sessions: &[Run], config: &Config) -> Vec<RunReplay> {
-    let mut replayer = ProjectReplayer::new("test", config, Vec::new()).expect("config");
-    sessions
-        .iter()
-        .map(|s| replayer.replay(&s.to_loaded()))
-        .collect()
-}
-
-fn firings<'a>(run: &'a RunReplay, guard: &str) -> Vec<&'a Firing> {
-    run.firings.iter().filter(|f| f.guard == guard).collect()
-}
 
 fn turns_of(run: &RunReplay, guard: &str, action: &str) -> Vec<u32> {
     firings(run, guard)

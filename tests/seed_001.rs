@@ -2,18 +2,15 @@
 //! WO-TD-04 (evidence folding) and WO-TD-06 (ledger finalization); WO-TD-03's edit
 //! families. Seed 002 (`002_527d73931b42d8b2.txt`) fix 4 is the same finalization rule.
 
+mod common;
+
+use common::{replay, replay_loaded};
 use hindsight::config::Config;
 use hindsight::guards::evidence::plan_frame;
 use hindsight::model::{Frame, Message};
 use hindsight::normalize::RunState;
-use hindsight::replay::{ProjectReplayer, RunReplay};
+use hindsight::replay::RunReplay;
 use hindsight::synth::Run;
-
-fn replay(run: &Run) -> RunReplay {
-    let mut replayer =
-        ProjectReplayer::new("test", &Config::default(), Vec::new()).expect("config");
-    replayer.replay(&run.to_loaded())
-}
 
 fn finalized(run: &RunReplay) -> String {
     run.metrics["ledger_finalization"]["finalized"]
@@ -228,7 +225,6 @@ fn td04_evidence_folds_by_family() {
     assert_eq!(plan.folded, 3);
     assert!(plan.folded_chars >= listing.len() as u64);
 
-    let mut replayer = ProjectReplayer::new("t", &Config::default(), Vec::new()).expect("config");
     let mut with_frame = loaded.clone();
     with_frame.frames.push(frame(
         (1..=6)
@@ -241,7 +237,7 @@ fn td04_evidence_folds_by_family() {
             })
             .collect(),
     ));
-    let replay = replayer.replay(&with_frame);
+    let replay = replay_loaded(&with_frame, &Config::default());
     let fold = replay
         .firings
         .iter()

@@ -3,7 +3,7 @@
 use super::input::{refuse_inside_inputs, Input};
 use super::{output, EXIT_OK};
 use crate::report::{render, Format, Report};
-use anyhow::Result;
+use anyhow::{bail, Result};
 use std::io::Write;
 use std::path::PathBuf;
 
@@ -11,19 +11,27 @@ use std::path::PathBuf;
 #[command(
     after_help = "Examples:\n  hindsight replay\n  hindsight replay corpora/ --format markdown\n  \
     hindsight replay ~/work/.omnius --strict --format json --out report.json\n  \
-    hindsight replay corpora/ --set convergence_breaker.abandon=4"
+    hindsight replay corpora/ --set convergence_breaker.abandon=4\n  \
+    hindsight replay corpora/ --format csv --out guards.csv\n  \
+    hindsight replay corpora/ --format parquet --out guards.parquet\n\n\
+    csv and parquet write one row per (run, guard): project, run_id, session, guard, \
+    work_order, fired, first_fire_turn, first_action, firings, terminal, tokens_saved. \
+    parquet is binary and needs --out."
 )]
 pub struct Args {
     #[command(flatten)]
     pub input: Input,
     #[arg(long, value_enum, default_value_t = Format::Table)]
     pub format: Format,
-    /// Write the report here instead of stdout.
+    /// Write the report here instead of stdout (required for parquet).
     #[arg(long)]
     pub out: Option<PathBuf>,
 }
 
 pub fn run(args: Args) -> Result<u8> {
+    if args.format.is_binary() && args.out.is_none() {
+        bail!("--format parquet writes a binary file: give it one with --out FILE");
+    }
     let config = args.input.config()?;
     let projects = args.input.projects()?;
     if let Some(out) = &args.out {

@@ -4,6 +4,7 @@ use super::input::Input;
 use super::{output, EXIT_OK};
 use crate::gate::sweep::{configure, grid, point, Param, Point};
 use crate::gate::Labels;
+use crate::ingest::ProjectSource;
 use crate::replay::replay_all;
 use crate::report::tables::thousands;
 use crate::report::Report;
@@ -40,29 +41,9 @@ pub enum SweepFormat {
 
 pub fn run(args: Args) -> Result<u8> {
     let labels = Labels::load(&args.expect)?;
-    let params = args
-        .params
-        .iter()
-        .map(|p| Param::parse(p))
-        .collect::<Result<Vec<_>, _>>()?;
-    let settings = grid(&params)?;
-    let base = args.input.config()?;
-    let configs = settings
-        .iter()
-        .map(|s| configure(&base, s))
-        .collect::<Result<Vec<_>, _>>()?;
+    let params = parse_params(&args.params)?;
     let projects = args.input.projects()?;
-    let policy = args.input.policy();
-    let points: Vec<Point> = args.input.pool()?.install(|| {
-        settings
-            .into_par_iter()
-            .zip(configs.par_iter())
-            .map(|(setting, config)| {
-                let runs = replay_all(&projects, config, policy, &|| {})?;
-                Ok(point(setting, &Report::build(&runs), &labels))
-            })
-            .collect::<Result<Vec<_>, crate::replay::ReplayError>>()
-    })?;
+    let points = sweep_points(&args.input, &projects, &labels, &params)?;
     let mut out = output(None)?;
     match args.format {
         SweepFormat::Json => {
@@ -73,6 +54,40 @@ pub fn run(args: Args) -> Result<u8> {
     }
     out.flush()?;
     Ok(EXIT_OK)
+}
+
+pub fn parse_params(texts: &[String]) -> Result<Vec<Param>> {
+    Ok(texts
+        .iter()
+        .map(|p| Param::parse(p))
+        .collect::<Result<Vec<_>, _>>()?)
+}
+
+/// Replays `projects` once per grid point (in parallel) and scores each over `labels`.
+pub fn sweep_points(
+    input: &Input,
+    projects: &[ProjectSource],
+    labels: &Labels,
+    params: &[Param],
+) -> Result<Vec<Point>> {
+    let settings = grid(params)?;
+    let base = input.config()?;
+    let configs = settings
+        .iter()
+        .map(|s| configure(&base, s))
+        .collect::<Result<Vec<_>, _>>()?;
+    let policy = input.policy();
+    let points = input.pool()?.install(|| {
+        settings
+            .into_par_iter()
+            .zip(configs.par_iter())
+            .map(|(setting, config)| {
+                let runs = replay_all(projects, config, policy, &|| {})?;
+                Ok(point(setting, &Report::build(&runs), labels))
+            })
+            .collect::<Result<Vec<_>, crate::replay::ReplayError>>()
+    })?;
+    Ok(points)
 }
 
 fn render(params: &[Param], points: &[Point]) -> Table {

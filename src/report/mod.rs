@@ -6,8 +6,12 @@
 //! computes savings; nothing here prints to the terminal on its own.
 
 pub mod charts;
+pub mod csv;
+pub mod frames;
 pub mod json;
 pub mod markdown;
+pub mod parquet;
+pub mod review;
 pub mod table;
 pub mod tables;
 
@@ -225,9 +229,20 @@ pub enum Format {
     Table,
     Json,
     Markdown,
+    /// The run × guard table ([`frames::guards_frame`]) as CSV.
+    Csv,
+    /// The run × guard table as Parquet (binary: write it to a file).
+    Parquet,
 }
 
-/// Writes `report` in `format`.
+impl Format {
+    /// Binary output, not for a terminal.
+    pub fn is_binary(self) -> bool {
+        matches!(self, Format::Parquet)
+    }
+}
+
+/// Writes `report` in `format`. [`Format::Parquet`] writes binary bytes: give it a file.
 pub fn render(
     report: &Report,
     format: Format,
@@ -237,5 +252,7 @@ pub fn render(
         Format::Table => table::render(report, out),
         Format::Json => json::render(report, out),
         Format::Markdown => markdown::render(report, out),
+        Format::Csv => csv::render(report, out),
+        Format::Parquet => parquet::render(report, out),
     }
 }

@@ -1,0 +1,32 @@
+//! CSV: a corpus table ([`super::frames`]) as comma-separated values with a header line.
+//!
+//! `hindsight replay --format csv` writes the run × guard table ([`guards_frame`]); nulls
+//! (a guard that never fired has no first turn or action) are empty fields, booleans are
+//! `true`/`false`.
+
+use super::frames::{create, guards_frame, io_error, TablesError};
+use super::Report;
+use polars::prelude::{DataFrame, PolarsResult};
+use polars_io::prelude::{CsvWriter, SerWriter};
+use std::io::Write;
+use std::path::Path;
+
+/// Writes `df` as CSV, header line first.
+pub fn write(df: &mut DataFrame, out: &mut dyn Write) -> PolarsResult<()> {
+    CsvWriter::new(out).include_header(true).finish(df)
+}
+
+/// Writes the run × guard table of `report` as CSV (`--format csv`).
+pub fn render(report: &Report, out: &mut dyn Write) -> std::io::Result<()> {
+    let mut df = guards_frame(report).map_err(io_error)?;
+    write(&mut df, out).map_err(io_error)
+}
+
+/// Writes `df` as CSV to the file `path` (created or truncated).
+pub fn write_file(df: &mut DataFrame, path: &Path) -> Result<(), TablesError> {
+    let mut file = create(path)?;
+    write(df, &mut file).map_err(|source| TablesError::Write {
+        path: path.to_path_buf(),
+        source,
+    })
+}

@@ -1,0 +1,273 @@
+//! The corpus tables: a [`Report`] as two polars [`DataFrame`]s, for analysis outside
+//! hindsight (CSV and Parquet, [`super::csv`] and [`super::parquet`]).
+//!
+//! - [`runs_frame`]: one row per run (session) replayed.
+//! - [`guards_frame`]: one row per (run × registered guard), every guard of the registry
+//!   whether it fired or not, so a table of N runs has N × `registry().len()` rows and a
+//!   guard that never fires still shows as a row of zeros.
+//!
+//! Both are ordered by `project`, then `run_id`; the guard rows of a run follow the
+//! registry's order ([`crate::guards::registry`]). The values are the report's: nothing
+//! here computes savings.
+//!
+//! The column names, their order and their types are the stable public interface (the
+//! names are in [`col`], the orders in [`RUNS_COLUMNS`] and [`GUARDS_COLUMNS`]); adding a
+//! column at the end is compatible, anything else is not.
+//!
+//! `guards_frame`:
+//!
+//! | column | type | meaning |
+//! |---|---|---|
+//! | `project` | str | project name, as in the JSON report |
+//! | `run_id` | str | the run (session) id |
+//! | `session` | u32 | 1-based session number within the project |
+//! | `guard` | str | guard id |
+//! | `work_order` | str | the guard's work order |
+//! | `fired` | bool | the guard fired at least once in this run |
+//! | `first_fire_turn` | u32, null if it never fired | turn of its first firing |
+//! | `first_action` | str, null if it never fired | action of its first firing |
+//! | `firings` | u32 | how many times it fired in this run |
+//! | `terminal` | bool | any of its firings is terminal (would have ended the run) |
+//! | `tokens_saved` | u64 | tokens this guard alone would have saved (`savings.by_guard`, 0 if absent) |
+//!
+//! `runs_frame`:
+//!
+//! | column | type | meaning |
+//! |---|---|---|
+//! | `project` | str | project name |
+//! | `run_id` | str | the run (session) id |
+//! | `session` | u32 | 1-based session number within the project |
+//! | `turns` | u32 | turns recorded |
+//! | `tokens_total` | u64 | tokens the run spent as recorded |
+//! | `ledger_recorded` | str | ledger status as recorded |
+//! | `ledger_finalized` | str | ledger status after the finalization guard |
+//! | `cut_at_turn` | u32, null if no terminal firing | turn the earliest terminal firing cuts the run at |
+//! | `tokens_saved_combined` | u64 | tokens all guards together would have saved |
+//! | `firings` | u32 | firings of all guards in this run |
+//! | `skipped_records` | u64 | bad input records skipped (lenient mode) |
+
+use super::{Report, RunReport};
+use crate::guards::registry;
+use polars::prelude::{Column, DataFrame, PolarsError, PolarsResult};
+use std::path::{Path, PathBuf};
+
+/// The column names of both tables.
+pub mod col {
+    pub const PROJECT: &str = "project";
+    pub const RUN_ID: &str = "run_id";
+    pub const SESSION: &str = "session";
+    pub const GUARD: &str = "guard";
+    pub const WORK_ORDER: &str = "work_order";
+    pub const FIRED: &str = "fired";
+    pub const FIRST_FIRE_TURN: &str = "first_fire_turn";
+    pub const FIRST_ACTION: &str = "first_action";
+    pub const FIRINGS: &str = "firings";
+    pub const TERMINAL: &str = "terminal";
+    pub const TOKENS_SAVED: &str = "tokens_saved";
+    pub const TURNS: &str = "turns";
+    pub const TOKENS_TOTAL: &str = "tokens_total";
+    pub const LEDGER_RECORDED: &str = "ledger_recorded";
+    pub const LEDGER_FINALIZED: &str = "ledger_finalized";
+    pub const CUT_AT_TURN: &str = "cut_at_turn";
+    pub const TOKENS_SAVED_COMBINED: &str = "tokens_saved_combined";
+    pub const SKIPPED_RECORDS: &str = "skipped_records";
+}
+
+/// The columns of [`guards_frame`], in order.
+pub const GUARDS_COLUMNS: [&str; 11] = [
+    col::PROJECT,
+    col::RUN_ID,
+    col::SESSION,
+    col::GUARD,
+    col::WORK_ORDER,
+    col::FIRED,
+    col::FIRST_FIRE_TURN,
+    col::FIRST_ACTION,
+    col::FIRINGS,
+    col::TERMINAL,
+    col::TOKENS_SAVED,
+];
+
+/// The columns of [`runs_frame`], in order.
+pub const RUNS_COLUMNS: [&str; 11] = [
+    col::PROJECT,
+    col::RUN_ID,
+    col::SESSION,
+    col::TURNS,
+    col::TOKENS_TOTAL,
+    col::LEDGER_RECORDED,
+    col::LEDGER_FINALIZED,
+    col::CUT_AT_TURN,
+    col::TOKENS_SAVED_COMBINED,
+    col::FIRINGS,
+    col::SKIPPED_RECORDS,
+];
+
+/// File names [`write_tables`] writes, in order.
+pub const TABLE_FILES: [&str; 4] = ["runs.csv", "guards.csv", "runs.parquet", "guards.parquet"];
+
+/// The report's runs ordered by project, then run id (stable: equal keys keep the
+/// report's order).
+fn ordered_runs(report: &Report) -> Vec<&RunReport> {
+    let mut runs: Vec<&RunReport> = report.runs.iter().collect();
+    runs.sort_by(|a, b| (&a.project, &a.run_id).cmp(&(&b.project, &b.run_id)));
+    runs
+}
+
+/// A count as the tables' `u32`, refusing (not wrapping) one that does not fit.
+fn to_u32(value: usize, what: &str, run: &RunReport) -> PolarsResult<u32> {
+    u32::try_from(value).map_err(|_| {
+        PolarsError::ComputeError(
+            format!(
+                "{}/{}: {what} {value} does not fit a u32 column",
+                run.project, run.run_id
+            )
+            .into(),
+        )
+    })
+}
+
+/// One row per (run × registered guard); see the module documentation for the columns.
+pub fn guards_frame(report: &Report) -> PolarsResult<DataFrame> {
+    let guards = registry();
+    let runs = ordered_runs(report);
+    let rows = runs.len() * guards.len();
+    let mut project = Vec::with_capacity(rows);
+    let mut run_id = Vec::with_capacity(rows);
+    let mut session = Vec::with_capacity(rows);
+    let mut guard = Vec::with_capacity(rows);
+    let mut work_order = Vec::with_capacity(rows);
+    let mut fired = Vec::with_capacity(rows);
+    let mut first_fire_turn: Vec<Option<u32>> = Vec::with_capacity(rows);
+    let mut first_action: Vec<Option<&str>> = Vec::with_capacity(rows);
+    let mut firings = Vec::with_capacity(rows);
+    let mut terminal = Vec::with_capacity(rows);
+    let mut tokens_saved = Vec::with_capacity(rows);
+    for run in runs {
+        let run_session = to_u32(run.session, "session", run)?;
+        for entry in &guards {
+            let id = entry.info.id;
+            let own: Vec<_> = run.firings.iter().filter(|f| f.guard == id).collect();
+            // The earliest turn; among firings at that turn, the first recorded.
+            let first = own.iter().min_by_key(|f| f.turn);
+            project.push(run.project.as_str());
+            run_id.push(run.run_id.as_str());
+            session.push(run_session);
+            guard.push(id);
+            work_order.push(entry.info.work_order);
+            fired.push(!own.is_empty());
+            first_fire_turn.push(first.map(|f| f.turn));
+            first_action.push(first.map(|f| f.action.as_str()));
+            firings.push(to_u32(own.len(), "firing count", run)?);
+            terminal.push(own.iter().any(|f| f.effect == "terminal"));
+            tokens_saved.push(run.savings.by_guard.get(id).copied().unwrap_or(0));
+        }
+    }
+    DataFrame::new(
+        rows,
+        vec![
+            Column::new(col::PROJECT.into(), project),
+            Column::new(col::RUN_ID.into(), run_id),
+            Column::new(col::SESSION.into(), session),
+            Column::new(col::GUARD.into(), guard),
+            Column::new(col::WORK_ORDER.into(), work_order),
+            Column::new(col::FIRED.into(), fired),
+            Column::new(col::FIRST_FIRE_TURN.into(), first_fire_turn),
+            Column::new(col::FIRST_ACTION.into(), first_action),
+            Column::new(col::FIRINGS.into(), firings),
+            Column::new(col::TERMINAL.into(), terminal),
+            Column::new(col::TOKENS_SAVED.into(), tokens_saved),
+        ],
+    )
+}
+
+/// One row per run; see the module documentation for the columns.
+pub fn runs_frame(report: &Report) -> PolarsResult<DataFrame> {
+    let runs = ordered_runs(report);
+    let rows = runs.len();
+    let mut session = Vec::with_capacity(rows);
+    let mut turns = Vec::with_capacity(rows);
+    let mut firings = Vec::with_capacity(rows);
+    for run in &runs {
+        session.push(to_u32(run.session, "session", run)?);
+        turns.push(to_u32(run.turns, "turn count", run)?);
+        firings.push(to_u32(run.firings.len(), "firing count", run)?);
+    }
+    let strs = |f: fn(&RunReport) -> &str| runs.iter().map(|r| f(r)).collect::<Vec<&str>>();
+    let u64s = |f: fn(&RunReport) -> u64| runs.iter().map(|r| f(r)).collect::<Vec<u64>>();
+    let cut_at_turn: Vec<Option<u32>> = runs.iter().map(|r| r.savings.cut_at_turn).collect();
+    DataFrame::new(
+        rows,
+        vec![
+            Column::new(col::PROJECT.into(), strs(|r| &r.project)),
+            Column::new(col::RUN_ID.into(), strs(|r| &r.run_id)),
+            Column::new(col::SESSION.into(), session),
+            Column::new(col::TURNS.into(), turns),
+            Column::new(col::TOKENS_TOTAL.into(), u64s(|r| r.tokens_total)),
+            Column::new(col::LEDGER_RECORDED.into(), strs(|r| &r.ledger.recorded)),
+            Column::new(col::LEDGER_FINALIZED.into(), strs(|r| &r.ledger.finalized)),
+            Column::new(col::CUT_AT_TURN.into(), cut_at_turn),
+            Column::new(
+                col::TOKENS_SAVED_COMBINED.into(),
+                u64s(|r| r.savings.combined),
+            ),
+            Column::new(col::FIRINGS.into(), firings),
+            Column::new(col::SKIPPED_RECORDS.into(), u64s(|r| r.input.skipped)),
+        ],
+    )
+}
+
+/// Why [`write_tables`] could not write the tables.
+#[derive(Debug, thiserror::Error)]
+pub enum TablesError {
+    #[error("cannot build the tables: {0}")]
+    Build(#[source] PolarsError),
+    #[error("{}: cannot create: {source}", path.display())]
+    Create {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("{}: cannot write: {source}", path.display())]
+    Write {
+        path: PathBuf,
+        #[source]
+        source: PolarsError,
+    },
+}
+
+/// Writes both tables into `dir` (created if missing) as [`TABLE_FILES`]: `runs.csv`,
+/// `guards.csv`, `runs.parquet`, `guards.parquet`. Returns the paths written, in that
+/// order.
+pub fn write_tables(report: &Report, dir: &Path) -> Result<Vec<PathBuf>, TablesError> {
+    let mut runs = runs_frame(report).map_err(TablesError::Build)?;
+    let mut guards = guards_frame(report).map_err(TablesError::Build)?;
+    std::fs::create_dir_all(dir).map_err(|source| TablesError::Create {
+        path: dir.to_path_buf(),
+        source,
+    })?;
+    let [runs_csv, guards_csv, runs_parquet, guards_parquet] = TABLE_FILES.map(|f| dir.join(f));
+    super::csv::write_file(&mut runs, &runs_csv)?;
+    super::csv::write_file(&mut guards, &guards_csv)?;
+    super::parquet::write_file(&mut runs, &runs_parquet)?;
+    super::parquet::write_file(&mut guards, &guards_parquet)?;
+    Ok(vec![runs_csv, guards_csv, runs_parquet, guards_parquet])
+}
+
+/// Creates `path` for writing, with the error [`write_tables`] reports.
+pub(super) fn create(path: &Path) -> Result<std::fs::File, TablesError> {
+    std::fs::File::create(path).map_err(|source| TablesError::Create {
+        path: path.to_path_buf(),
+        source,
+    })
+}
+
+/// A polars error as an I/O error for the renderers, keeping the kind of an underlying
+/// I/O error (so a closed stdout stays a broken pipe).
+pub(super) fn io_error(e: PolarsError) -> std::io::Error {
+    let kind = match &e {
+        PolarsError::IO { error, .. } => error.kind(),
+        _ => std::io::ErrorKind::Other,
+    };
+    std::io::Error::new(kind, e.to_string())
+}

@@ -1,0 +1,33 @@
+//! Parquet: a corpus table ([`super::frames`]) as a Parquet file (zstd-compressed, the
+//! column types of the table kept: `u32`, `u64`, `bool`, nullable columns nullable).
+//!
+//! polars' `ParquetWriter` needs only [`Write`] (no `Seek`): the footer is written last.
+//! Parquet is binary, so `hindsight replay --format parquet` requires `--out FILE`.
+
+use super::frames::{create, guards_frame, io_error, TablesError};
+use super::Report;
+use polars::prelude::{DataFrame, PolarsResult};
+use polars_io::prelude::ParquetWriter;
+use std::io::Write;
+use std::path::Path;
+
+/// Writes `df` as Parquet; returns the bytes written.
+pub fn write(df: &mut DataFrame, out: &mut dyn Write) -> PolarsResult<u64> {
+    ParquetWriter::new(out).finish(df)
+}
+
+/// Writes the run × guard table of `report` as Parquet (`--format parquet`).
+pub fn render(report: &Report, out: &mut dyn Write) -> std::io::Result<()> {
+    let mut df = guards_frame(report).map_err(io_error)?;
+    write(&mut df, out).map(drop).map_err(io_error)
+}
+
+/// Writes `df` as Parquet to the file `path` (created or truncated).
+pub fn write_file(df: &mut DataFrame, path: &Path) -> Result<(), TablesError> {
+    let mut file = std::io::BufWriter::new(create(path)?);
+    let written = write(df, &mut file).and_then(|_| Ok(file.flush()?));
+    written.map_err(|source| TablesError::Write {
+        path: path.to_path_buf(),
+        source,
+    })
+}

@@ -1,0 +1,64 @@
+//! Helpers shared by the integration tests: replaying synthetic runs through the guards,
+//! reading what one guard did, and running the real binary.
+//!
+//! Every test binary compiles its own copy of this module and uses only part of it.
+#![allow(dead_code)]
+
+use assert_cmd::Command;
+use hindsight::config::Config;
+use hindsight::guards::Firing;
+use hindsight::ingest::LoadedRun;
+use hindsight::replay::{ProjectReplayer, RunReplay};
+use hindsight::synth::Run;
+use serde_json::Value;
+
+/// Replays `sessions` in order as the sessions of one project, through one set of guards
+/// built from `config`, so that what a guard carries across sessions carries here too.
+pub fn replay_sessions(sessions: &[Run], config: &Config) -> Vec<RunReplay> {
+    let mut replayer = ProjectReplayer::new("t", config, Vec::new()).expect("config");
+    sessions
+        .iter()
+        .map(|s| replayer.replay(&s.to_loaded()))
+        .collect()
+}
+
+/// Replays an already loaded run (with frames, say) as a project's only session.
+pub fn replay_loaded(run: &LoadedRun, config: &Config) -> RunReplay {
+    let mut replayer = ProjectReplayer::new("t", config, Vec::new()).expect("config");
+    replayer.replay(run)
+}
+
+/// Replays `run` as a project's only session, through guards built from `config`.
+pub fn replay_with(run: &Run, config: &Config) -> RunReplay {
+    replay_loaded(&run.to_loaded(), config)
+}
+
+/// Replays `run` as a project's only session, with the default settings.
+pub fn replay(run: &Run) -> RunReplay {
+    replay_with(run, &Config::default())
+}
+
+/// The firings of `guard`, in replay order.
+pub fn firings<'a>(replay: &'a RunReplay, guard: &str) -> Vec<&'a Firing> {
+    replay.firings.iter().filter(|f| f.guard == guard).collect()
+}
+
+/// The number `guard` reported as its metric `name`; panics when it is not one.
+pub fn metric(replay: &RunReplay, guard: &str, name: &str) -> u64 {
+    replay.metrics[guard][name]
+        .as_u64()
+        .unwrap_or_else(|| panic!("metric {guard}.{name}: not a number"))
+}
+
+/// The value `guard` reported as its metric `name`, as JSON; panics when it reported
+/// none.
+pub fn metric_value(replay: &RunReplay, guard: &str, name: &str) -> Value {
+    replay.metrics[guard][name].clone()
+}
+
+/// The `hindsight` binary, run from the crate root (where `corpora/` is).
+pub fn hindsight() -> Command {
+    let mut cmd = Command::cargo_bin("hindsight").expect("binary");
+    cmd.current_dir(env!("CARGO_MANIFEST_DIR"));
+    cmd
+}

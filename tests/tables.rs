@@ -1,0 +1,391 @@
+//! The corpus tables (`report::frames`) and their CSV and Parquet forms, on the shipped
+//! corpora, through the library and through `hindsight replay --format csv|parquet`.
+//!
+//! This is the only test binary that calls polars (each one that does is ~375 MB): keep
+//! polars-calling tests here.
+
+use assert_cmd::Command;
+use hindsight::config::Config;
+use hindsight::guards::registry;
+use hindsight::ingest::{discover, Policy};
+use hindsight::replay::replay_all;
+use hindsight::report::frames::{
+    guards_frame, runs_frame, write_tables, GUARDS_COLUMNS, RUNS_COLUMNS,
+};
+use hindsight::report::Report;
+use polars::prelude::{DataFrame, DataType};
+use polars_io::prelude::{ParquetReader, SerReader};
+use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
+
+/// The myactuator run resumed in session 2, whose breaker abandons at turn 2.
+const MYACTUATOR_S2: &str = "1783159200000-p7x2vd";
+
+fn corpora() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("corpora")
+}
+
+/// The report of the whole corpora with the default settings, replayed once per binary.
+fn report() -> &'static Report {
+    static REPORT: OnceLock<Report> = OnceLock::new();
+    REPORT.get_or_init(|| {
+        let projects = discover(&[corpora()]).expect("discover corpora/");
+        let runs = replay_all(&projects, &Config::default(), Policy::Strict, &|| {})
+            .expect("corpora replay strictly");
+        Report::build(&runs)
+    })
+}
+
+fn names(df: &DataFrame) -> Vec<String> {
+    df.get_column_names()
+        .iter()
+        .map(|n| n.to_string())
+        .collect()
+}
+
+/// The index of the row of `run_id` (and `guard`, in the guard table).
+fn row(df: &DataFrame, run_id: &str, guard: Option<&str>) -> usize {
+    let runs = df.column("run_id").unwrap().str().unwrap();
+    let guards = guard.map(|_| df.column("guard").unwrap().str().unwrap());
+    (0..df.height())
+        .find(|&i| runs.get(i) == Some(run_id) && guards.is_none_or(|g| g.get(i) == guard))
+        .unwrap_or_else(|| panic!("no row for {run_id} {guard:?}"))
+}
+
+fn str_at(df: &DataFrame, col: &str, i: usize) -> Option<String> {
+    df.column(col)
+        .unwrap()
+        .str()
+        .unwrap()
+        .get(i)
+        .map(str::to_string)
+}
+
+fn u32_at(df: &DataFrame, col: &str, i: usize) -> Option<u32> {
+    df.column(col).unwrap().u32().unwrap().get(i)
+}
+
+fn u64_at(df: &DataFrame, col: &str, i: usize) -> Option<u64> {
+    df.column(col).unwrap().u64().unwrap().get(i)
+}
+
+fn bool_at(df: &DataFrame, col: &str, i: usize) -> Option<bool> {
+    df.column(col).unwrap().bool().unwrap().get(i)
+}
+
+fn read_parquet(path: &Path) -> DataFrame {
+    let file = std::fs::File::open(path).expect("parquet file");
+    ParquetReader::new(file)
+        .finish()
+        .expect("parquet reads back")
+}
+
+fn guards_dtypes() -> Vec<DataType> {
+    use DataType::{Boolean, String, UInt32, UInt64};
+    vec![
+        String, String, UInt32, String, String, Boolean, UInt32, String, UInt32, Boolean, UInt64,
+    ]
+}
+
+fn runs_dtypes() -> Vec<DataType> {
+    use DataType::{String, UInt32, UInt64};
+    vec![
+        String, String, UInt32, UInt32, UInt64, String, String, UInt32, UInt64, UInt32, UInt64,
+    ]
+}
+
+/// The public column lists, spelled out: renaming or reordering a column fails here.
+#[test]
+fn column_names_and_types_are_the_documented_ones() {
+    assert_eq!(
+        GUARDS_COLUMNS,
+        [
+            "project",
+            "run_id",
+            "session",
+            "guard",
+            "work_order",
+            "fired",
+            "first_fire_turn",
+            "first_action",
+            "firings",
+            "terminal",
+            "tokens_saved",
+        ]
+    );
+    assert_eq!(
+        RUNS_COLUMNS,
+        [
+            "project",
+            "run_id",
+            "session",
+            "turns",
+            "tokens_total",
+            "ledger_recorded",
+            "ledger_finalized",
+            "cut_at_turn",
+            "tokens_saved_combined",
+            "firings",
+            "skipped_records",
+        ]
+    );
+    let guards = guards_frame(report()).unwrap();
+    assert_eq!(names(&guards), GUARDS_COLUMNS);
+    assert_eq!(guards.dtypes(), guards_dtypes());
+    let runs = runs_frame(report()).unwrap();
+    assert_eq!(names(&runs), RUNS_COLUMNS);
+    assert_eq!(runs.dtypes(), runs_dtypes());
+}
+
+#[test]
+fn one_row_per_run_and_per_run_and_guard() {
+    let report = report();
+    let n = report.runs.len();
+    assert_eq!(n, 20, "the shipped corpora hold 20 runs");
+    assert_eq!(runs_frame(report).unwrap().height(), n);
+    assert_eq!(guards_frame(report).unwrap().height(), n * registry().len());
+}
+
+/// Rows by project, then run id; within a run, the guards in registry order.
+#[test]
+fn rows_are_ordered_by_project_run_and_registry() {
+    let df = guards_frame(report()).unwrap();
+    let projects = df.column("project").unwrap().str().unwrap();
+    let runs = df.column("run_id").unwrap().str().unwrap();
+    let guards = df.column("guard").unwrap().str().unwrap();
+    let ids: Vec<&str> = registry().iter().map(|e| e.info.id).collect();
+    let keys: Vec<(&str, &str)> = (0..df.height())
+        .map(|i| (projects.get(i).unwrap(), runs.get(i).unwrap()))
+        .collect();
+    assert!(keys.is_sorted(), "rows ordered by project, run_id");
+    for (i, key) in keys.iter().enumerate() {
+        assert_eq!(
+            guards.get(i),
+            Some(ids[i % ids.len()]),
+            "row {i} of {key:?}"
+        );
+    }
+    let run_keys: Vec<(String, String)> = {
+        let r = runs_frame(report()).unwrap();
+        (0..r.height())
+            .map(|i| {
+                (
+                    str_at(&r, "project", i).unwrap(),
+                    str_at(&r, "run_id", i).unwrap(),
+                )
+            })
+            .collect()
+    };
+    assert!(run_keys.is_sorted());
+}
+
+/// myactuator session 2: the breaker abandons at turn 2 (cross-session carry), terminal,
+/// saving 12,340 tokens alone (`hindsight replay corpora/myactuator --format json`).
+#[test]
+fn myactuator_breaker_row_has_the_reported_values() {
+    let df = guards_frame(report()).unwrap();
+    let i = row(&df, MYACTUATOR_S2, Some("convergence_breaker"));
+    assert!(str_at(&df, "project", i).unwrap().ends_with("myactuator"));
+    assert_eq!(u32_at(&df, "session", i), Some(2));
+    assert_eq!(str_at(&df, "work_order", i).as_deref(), Some("WO-3"));
+    assert_eq!(bool_at(&df, "fired", i), Some(true));
+    assert_eq!(u32_at(&df, "first_fire_turn", i), Some(2));
+    assert_eq!(str_at(&df, "first_action", i).as_deref(), Some("abandon"));
+    assert_eq!(u32_at(&df, "firings", i), Some(3));
+    assert_eq!(bool_at(&df, "terminal", i), Some(true));
+    assert_eq!(u64_at(&df, "tokens_saved", i), Some(12_340));
+
+    // Session 1 of the same project: the breaker only warns (stalled, turn 8).
+    let first = report()
+        .runs
+        .iter()
+        .find(|r| r.project.ends_with("myactuator") && r.session == 1)
+        .expect("myactuator session 1");
+    let i = row(&df, &first.run_id, Some("convergence_breaker"));
+    assert_eq!(u32_at(&df, "first_fire_turn", i), Some(8));
+    assert_eq!(str_at(&df, "first_action", i).as_deref(), Some("stalled"));
+    assert_eq!(bool_at(&df, "terminal", i), Some(false));
+    assert_eq!(u64_at(&df, "tokens_saved", i), Some(0));
+}
+
+/// A guard that never fired in a run is a row of zeros with null first turn and action.
+#[test]
+fn a_guard_that_never_fired_is_a_row_of_zeros_and_nulls() {
+    let df = guards_frame(report()).unwrap();
+    let i = row(&df, MYACTUATOR_S2, Some("stale_edit_recovery"));
+    assert_eq!(bool_at(&df, "fired", i), Some(false));
+    assert_eq!(u32_at(&df, "first_fire_turn", i), None);
+    assert_eq!(str_at(&df, "first_action", i), None);
+    assert_eq!(u32_at(&df, "firings", i), Some(0));
+    assert_eq!(bool_at(&df, "terminal", i), Some(false));
+    assert_eq!(u64_at(&df, "tokens_saved", i), Some(0));
+    // Nulls exactly where a guard did not fire.
+    let fired = df.column("fired").unwrap().bool().unwrap();
+    let turn = df.column("first_fire_turn").unwrap().u32().unwrap();
+    let action = df.column("first_action").unwrap().str().unwrap();
+    for i in 0..df.height() {
+        let f = fired.get(i).unwrap();
+        assert_eq!(turn.get(i).is_some(), f, "row {i}");
+        assert_eq!(action.get(i).is_some(), f, "row {i}");
+    }
+}
+
+#[test]
+fn myactuator_run_row_has_the_reported_values() {
+    let df = runs_frame(report()).unwrap();
+    let i = row(&df, MYACTUATOR_S2, None);
+    assert_eq!(u32_at(&df, "session", i), Some(2));
+    assert_eq!(u32_at(&df, "turns", i), Some(10));
+    assert_eq!(u64_at(&df, "tokens_total", i), Some(15_150));
+    assert_eq!(str_at(&df, "ledger_recorded", i).as_deref(), Some("open"));
+    assert_eq!(
+        str_at(&df, "ledger_finalized", i).as_deref(),
+        Some("incomplete_verification")
+    );
+    assert_eq!(u32_at(&df, "cut_at_turn", i), Some(2));
+    assert_eq!(u64_at(&df, "tokens_saved_combined", i), Some(12_340));
+    assert_eq!(u32_at(&df, "firings", i), Some(25));
+    assert_eq!(u64_at(&df, "skipped_records", i), Some(0));
+    // A run nothing cuts short has no cut turn.
+    let first = row(&df, "1783155600000-k3m9qa", None);
+    assert_eq!(u32_at(&df, "cut_at_turn", first), None);
+}
+
+/// The tables agree with the report's summary: per-guard and combined savings, firings.
+#[test]
+fn tables_add_up_to_the_summary() {
+    let report = report();
+    let guards = guards_frame(report).unwrap();
+    let ids = guards.column("guard").unwrap().str().unwrap();
+    let saved = guards.column("tokens_saved").unwrap().u64().unwrap();
+    let firings = guards.column("firings").unwrap().u32().unwrap();
+    let fired = guards.column("fired").unwrap().bool().unwrap();
+    for g in &report.summary.guards {
+        let rows: Vec<usize> = (0..guards.height())
+            .filter(|&i| ids.get(i) == Some(g.guard.as_str()))
+            .collect();
+        let sum_saved: u64 = rows.iter().map(|&i| saved.get(i).unwrap()).sum();
+        let sum_firings: u32 = rows.iter().map(|&i| firings.get(i).unwrap()).sum();
+        let runs_fired = rows.iter().filter(|&&i| fired.get(i).unwrap()).count();
+        assert_eq!(sum_saved, g.tokens_saved, "{}", g.guard);
+        assert_eq!(sum_firings as usize, g.firings, "{}", g.guard);
+        assert_eq!(runs_fired, g.runs_fired, "{}", g.guard);
+    }
+    let runs = runs_frame(report).unwrap();
+    let combined: u64 = (0..runs.height())
+        .map(|i| u64_at(&runs, "tokens_saved_combined", i).unwrap())
+        .sum();
+    assert_eq!(combined, report.summary.tokens_saved_combined);
+}
+
+/// `write_tables` writes the four files; Parquet reads back identical, CSV has the header.
+#[test]
+fn write_tables_round_trips_parquet_and_writes_csv() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("tables");
+    let written = write_tables(report(), &out).expect("tables written");
+    let expected: Vec<PathBuf> = ["runs.csv", "guards.csv", "runs.parquet", "guards.parquet"]
+        .iter()
+        .map(|f| out.join(f))
+        .collect();
+    assert_eq!(written, expected);
+
+    for (frame, parquet, columns, dtypes) in [
+        (
+            runs_frame(report()).unwrap(),
+            &written[2],
+            &RUNS_COLUMNS,
+            runs_dtypes(),
+        ),
+        (
+            guards_frame(report()).unwrap(),
+            &written[3],
+            &GUARDS_COLUMNS,
+            guards_dtypes(),
+        ),
+    ] {
+        let back = read_parquet(parquet);
+        assert_eq!(back.shape(), frame.shape(), "{}", parquet.display());
+        assert_eq!(names(&back), columns.as_slice());
+        assert_eq!(back.dtypes(), dtypes, "{}", parquet.display());
+        assert!(back.equals_missing(&frame), "{}", parquet.display());
+    }
+
+    let runs_csv = std::fs::read_to_string(&written[0]).unwrap();
+    assert_eq!(
+        runs_csv.lines().next(),
+        Some(RUNS_COLUMNS.join(",").as_str())
+    );
+    assert_eq!(runs_csv.lines().count(), report().runs.len() + 1);
+    let guards_csv = std::fs::read_to_string(&written[1]).unwrap();
+    let mut lines = guards_csv.lines();
+    assert_eq!(lines.next(), Some(GUARDS_COLUMNS.join(",").as_str()));
+    assert_eq!(lines.count(), report().runs.len() * registry().len());
+    // Booleans as true/false, nulls as empty fields.
+    let needle = format!("{MYACTUATOR_S2},2,convergence_breaker,WO-3,true,2,abandon,3,true,12340");
+    assert!(guards_csv.lines().any(|l| l.ends_with(&needle)), "{needle}");
+    let never = format!("{MYACTUATOR_S2},2,stale_edit_recovery,WO-TD-01,false,,,0,false,0");
+    assert!(guards_csv.lines().any(|l| l.ends_with(&never)), "{never}");
+}
+
+fn hindsight() -> Command {
+    let mut cmd = Command::cargo_bin("hindsight").expect("binary");
+    cmd.current_dir(env!("CARGO_MANIFEST_DIR"));
+    cmd
+}
+
+#[test]
+fn cli_csv_prints_the_run_by_guard_table() {
+    let out = hindsight()
+        .args(["replay", "corpora/", "--format", "csv"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = String::from_utf8(out.stdout).unwrap();
+    let mut lines = text.lines();
+    assert_eq!(lines.next(), Some(GUARDS_COLUMNS.join(",").as_str()));
+    assert_eq!(lines.count(), report().runs.len() * registry().len());
+    assert!(text
+        .lines()
+        .any(|l| l.starts_with("corpora/myactuator,1783159200000-p7x2vd,2,convergence_breaker,")));
+}
+
+#[test]
+fn cli_parquet_without_out_is_a_usage_error() {
+    let out = hindsight()
+        .args(["replay", "corpora/", "--format", "parquet"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(out.stdout.is_empty(), "no binary on stdout");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("--out"), "{err}");
+}
+
+#[test]
+fn cli_parquet_with_out_writes_the_run_by_guard_table() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("guards.parquet");
+    // The absolute corpora path, so project names match the library's report.
+    let out = hindsight()
+        .arg("replay")
+        .arg(corpora())
+        .args(["--format", "parquet", "--out"])
+        .arg(&path)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(out.stdout.is_empty());
+    let back = read_parquet(&path);
+    assert_eq!(names(&back), GUARDS_COLUMNS);
+    assert_eq!(back.dtypes(), guards_dtypes());
+    assert!(back.equals_missing(&guards_frame(report()).unwrap()));
+}
