@@ -94,9 +94,7 @@ pub fn refuse_inside_inputs(out: &Path, projects: &[ProjectSource]) -> Result<()
         .parent()
         .filter(|p| !p.as_os_str().is_empty())
         .unwrap_or(Path::new("."));
-    let Ok(out_dir) = parent.canonicalize() else {
-        return Ok(());
-    };
+    let out_dir = resolve(parent);
     for input in projects.iter().map(|p| &p.omnius) {
         if input.canonicalize().is_ok_and(|i| out_dir.starts_with(i)) {
             bail!(
@@ -107,6 +105,29 @@ pub fn refuse_inside_inputs(out: &Path, projects: &[ProjectSource]) -> Result<()
         }
     }
     Ok(())
+}
+
+/// `path` made absolute through its nearest existing ancestor, so a folder about to be
+/// created is still located (and refused if it would sit inside a recorded directory).
+fn resolve(path: &Path) -> PathBuf {
+    let mut existing = path;
+    let mut rest = Vec::new();
+    loop {
+        if let Ok(real) = existing.canonicalize() {
+            return rest.iter().rev().fold(real, |p, c| p.join(c));
+        }
+        match (existing.parent(), existing.file_name()) {
+            (Some(parent), Some(name)) => {
+                rest.push(name.to_os_string());
+                existing = if parent.as_os_str().is_empty() {
+                    Path::new(".")
+                } else {
+                    parent
+                };
+            }
+            _ => return path.to_path_buf(),
+        }
+    }
 }
 
 /// One warning per file with skipped records (lenient mode).

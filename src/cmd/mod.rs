@@ -8,6 +8,7 @@ pub mod gate;
 pub mod guards;
 pub mod input;
 pub mod replay;
+pub mod report;
 pub mod sweep;
 
 use clap::{Parser, Subcommand};
@@ -43,6 +44,8 @@ pub enum Command {
     Gate(gate::Args),
     /// Replay a labeled corpus over a grid of guard settings: savings against false cuts.
     Sweep(sweep::Args),
+    /// Write a work-order review folder: charts (SVG, PNG), Markdown and HTML, tables.
+    Report(report::Args),
 }
 
 pub fn run(cli: Cli) -> ExitCode {
@@ -51,6 +54,7 @@ pub fn run(cli: Cli) -> ExitCode {
         Command::Guards(args) => guards::run(args),
         Command::Gate(args) => gate::run(args),
         Command::Sweep(args) => sweep::run(args),
+        Command::Report(args) => report::run(args),
     };
     match code {
         Ok(code) => ExitCode::from(code),

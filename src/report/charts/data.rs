@@ -122,7 +122,9 @@ fn run_chart(replay: &RunReplay, cut_at: Option<u32>, thresholds: Thresholds) ->
             .push((p.turn, p.value));
     }
     RunChart {
-        name: format!("{}/{}", replay.project, replay.run_id),
+        // The project's own directory name: a path given on the command line (absolute, or
+        // this machine's) never reaches chart titles or file names.
+        name: format!("{}/{}", last_component(&replay.project), replay.run_id),
         tokens: replay
             .turns
             .iter()
@@ -145,15 +147,25 @@ fn run_chart(replay: &RunReplay, cut_at: Option<u32>, thresholds: Thresholds) ->
     }
 }
 
+fn last_component(project: &str) -> &str {
+    project
+        .trim_end_matches('/')
+        .rsplit('/')
+        .next()
+        .unwrap_or(project)
+}
+
 fn corpus_chart(report: &Report) -> CorpusChart {
+    // Guards that saved nothing would only be empty bars; advisory guards are priced at 0.
     let mut savings: Vec<(String, u64)> = report
         .summary
         .guards
         .iter()
+        .filter(|g| g.tokens_saved > 0)
         .map(|g| (format!("{} ({})", g.work_order, g.guard), g.tokens_saved))
         .collect();
     savings.push((
-        "all guards (combined)".into(),
+        super::savings::COMBINED.into(),
         report.summary.tokens_saved_combined,
     ));
     let mut first_fire: BTreeMap<String, Vec<u32>> = BTreeMap::new();

@@ -1,0 +1,165 @@
+//! `hindsight report`: the material for a work-order review, written to a folder.
+//!
+//! `report.md` and a self-contained `report.html`, the charts as SVG and PNG, the corpus
+//! tables as CSV and Parquet, and the JSON report; with `--expect`, a threshold sweep
+//! chart as well.
+
+use super::input::{refuse_inside_inputs, Input};
+use super::sweep::{parse_params, sweep_points};
+use super::EXIT_OK;
+use crate::gate::sweep::Point;
+use crate::gate::Labels;
+use crate::replay::RunReplay;
+use crate::report::charts::{self, ChartData, ChartFile, ChartKind, SweepPoint};
+use crate::report::review::{self, DataFile, Figure, Section};
+use crate::report::{frames, Report};
+use anyhow::{Context, Result};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+#[derive(Debug, clap::Args)]
+#[command(
+    after_help = "Examples:\n  hindsight report corpora/ --out-dir reports/corpora --expect corpora/expectations.json\n  \
+    hindsight report runs/ --out-dir /tmp/review --per-run 5\n\n\
+    Writes report.md, report.html, report.json, charts/*.svg|png and tables/*.csv|parquet."
+)]
+pub struct Args {
+    #[command(flatten)]
+    pub input: Input,
+    /// The folder to write (created if missing; files in it are replaced).
+    #[arg(long)]
+    pub out_dir: PathBuf,
+    /// Labels (docs/GATE.md): adds the threshold-sweep chart.
+    #[arg(long)]
+    pub expect: Option<PathBuf>,
+    /// Sweep parameters for the sweep chart (with --expect).
+    #[arg(long = "param", default_values_t = ["breaker.stalled=2..4".to_string(), "breaker.abandon=2..7".to_string()])]
+    pub params: Vec<String>,
+    /// Per-run charts for at most this many runs: those with the largest combined savings.
+    #[arg(long, default_value_t = 12)]
+    pub per_run: usize,
+}
+
+pub fn run(args: Args) -> Result<u8> {
+    let config = args.input.config()?;
+    let projects = args.input.projects()?;
+    refuse_inside_inputs(&args.out_dir.join("report.md"), &projects)?;
+    let runs = args.input.replay(&projects, &config)?;
+    let report = Report::build(&runs);
+    let sweep = match &args.expect {
+        Some(path) => {
+            let labels = Labels::load(path)?;
+            let params = parse_params(&args.params)?;
+            Some(sweep_points(&args.input, &projects, &labels, &params)?)
+        }
+        None => None,
+    };
+    let (picked_runs, picked_report) = top_runs(&runs, &report, args.per_run);
+    let mut data = ChartData::build(
+        &picked_runs,
+        &picked_report,
+        &config,
+        sweep.map(|p| sweep_chart(&p)),
+    );
+    data.corpus = ChartData::build(&runs, &report, &config, None).corpus;
+    write_folder(&args.out_dir, &report, &data)?;
+    eprintln!("wrote {}", args.out_dir.join("report.html").display());
+    Ok(EXIT_OK)
+}
+
+/// The runs a review looks at first, at most `n`, in report order.
+fn top_runs(runs: &[RunReplay], report: &Report, n: usize) -> (Vec<RunReplay>, Report) {
+    let mut order: Vec<usize> = (0..runs.len()).collect();
+    // Runs whose ledger does not finalize as completed first (the ones a review is about),
+    // then the largest savings, then the most firings.
+    order.sort_by_key(|&i| {
+        let r = &report.runs[i];
+        (
+            r.ledger.finalized == "completed",
+            std::cmp::Reverse(r.savings.combined),
+            std::cmp::Reverse(r.firings.len()),
+            i,
+        )
+    });
+    order.truncate(n);
+    order.sort_unstable();
+    let picked: Vec<RunReplay> = order.iter().map(|&i| runs[i].clone()).collect();
+    let mut sub = report.clone();
+    sub.runs = order.iter().map(|&i| report.runs[i].clone()).collect();
+    (picked, sub)
+}
+
+fn sweep_chart(points: &[Point]) -> Vec<SweepPoint> {
+    points
+        .iter()
+        .map(|p| SweepPoint {
+            label: p
+                .setting
+                .iter()
+                .map(|(name, v)| format!("{}={v}", name.rsplit('.').next().unwrap_or(name)))
+                .collect::<Vec<_>>()
+                .join(" "),
+            tokens_saved_on_failed: p.tokens_saved_on_failed,
+            false_terminal_on_healthy: p.false_terminal_on_healthy as u64,
+            is_default: p.is_default,
+        })
+        .collect()
+}
+
+fn create(path: &Path) -> Result<std::io::BufWriter<std::fs::File>> {
+    Ok(std::io::BufWriter::new(
+        std::fs::File::create(path)
+            .with_context(|| format!("{}: cannot create", path.display()))?,
+    ))
+}
+
+fn write_folder(dir: &Path, report: &Report, data: &ChartData) -> Result<()> {
+    let chart_dir = dir.join("charts");
+    let table_dir = dir.join("tables");
+    for d in [dir, &chart_dir, &table_dir] {
+        std::fs::create_dir_all(d).with_context(|| format!("{}: cannot create", d.display()))?;
+    }
+    let charts = charts::write_all(data, &chart_dir).context("drawing charts")?;
+    let tables = frames::write_tables(report, &table_dir).context("writing tables")?;
+    let figures = figures(&charts)?;
+    let files: Vec<DataFile> = tables
+        .iter()
+        .chain(std::iter::once(&dir.join("report.json")))
+        .filter_map(|p| {
+            let name = p.file_name()?.to_string_lossy().into_owned();
+            let link = p
+                .strip_prefix(dir)
+                .ok()
+                .map(crate::ingest::display)
+                .unwrap_or(name.clone());
+            Some(DataFile { label: name, link })
+        })
+        .collect();
+    let mut json = create(&dir.join("report.json"))?;
+    crate::report::json::render(report, &mut json)?;
+    json.flush()?;
+    let mut md = create(&dir.join("report.md"))?;
+    review::markdown(report, &figures, &files, &mut md)?;
+    md.flush()?;
+    let mut html = create(&dir.join("report.html"))?;
+    review::html(report, &figures, &files, &mut html)?;
+    html.flush()?;
+    Ok(())
+}
+
+fn figures(charts: &[ChartFile]) -> Result<Vec<Figure>> {
+    charts
+        .iter()
+        .map(|c| {
+            Ok(Figure {
+                title: c.title.clone(),
+                svg_link: format!("charts/{}.svg", c.stem),
+                svg: c.svg_text()?,
+                section: match c.kind {
+                    ChartKind::Tokens | ChartKind::Convergence => Section::Run,
+                    ChartKind::Savings | ChartKind::FirstFire | ChartKind::Sweep => Section::Corpus,
+                },
+            })
+        })
+        .collect()
+}

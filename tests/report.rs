@@ -1,0 +1,133 @@
+//! `hindsight report` writes the whole review folder (issue #5): the document in Markdown and
+//! self-contained HTML, the five chart kinds as SVG and PNG, the corpus tables as CSV and
+//! Parquet (read back here), and the JSON report.
+
+mod common;
+
+use common::hindsight;
+use polars_io::prelude::*;
+use std::fs;
+use std::path::Path;
+
+fn size(path: &Path) -> u64 {
+    fs::metadata(path)
+        .unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+        .len()
+}
+
+#[test]
+fn report_writes_the_review_folder() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let out = dir.path().join("review");
+    hindsight()
+        .args([
+            "report",
+            "corpora/",
+            "--expect",
+            "corpora/expectations.json",
+            "--per-run",
+            "3",
+            "--out-dir",
+        ])
+        .arg(&out)
+        .assert()
+        .success();
+    for doc in ["report.md", "report.html", "report.json"] {
+        assert!(size(&out.join(doc)) > 2_000, "{doc} is too small");
+    }
+    let charts = out.join("charts");
+    let stems: Vec<String> = fs::read_dir(&charts)
+        .expect("charts/")
+        .filter_map(Result::ok)
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .collect();
+    for kind in ["savings", "first-fire", "sweep", "tokens-", "convergence-"] {
+        for ext in ["svg", "png"] {
+            let file = stems
+                .iter()
+                .find(|s| s.starts_with(kind) && s.ends_with(ext))
+                .unwrap_or_else(|| panic!("no {kind}*.{ext} in {stems:?}"));
+            let path = charts.join(file);
+            assert!(size(&path) > 5_000, "{file} is too small");
+            let bytes = fs::read(&path).expect("read");
+            if ext == "png" {
+                assert_eq!(&bytes[..8], b"\x89PNG\r\n\x1a\n", "{file}");
+            } else {
+                assert!(String::from_utf8_lossy(&bytes).contains("<svg"), "{file}");
+            }
+        }
+    }
+    // Three runs get per-run charts: a tokens and a convergence chart each.
+    assert_eq!(
+        stems
+            .iter()
+            .filter(|s| s.starts_with("tokens-") && s.ends_with(".png"))
+            .count(),
+        3
+    );
+    let html = fs::read_to_string(out.join("report.html")).expect("html");
+    assert!(html.contains("<svg"), "charts are inlined");
+    assert!(
+        !html.contains("src=\"http") && !html.contains("href=\"http"),
+        "no network needed"
+    );
+    let md = fs::read_to_string(out.join("report.md")).expect("md");
+    assert!(md.contains("![") && md.contains("charts/savings.svg"));
+
+    let tables = out.join("tables");
+    let runs = ParquetReader::new(fs::File::open(tables.join("runs.parquet")).expect("open"))
+        .finish()
+        .expect("runs.parquet reads back");
+    assert_eq!(runs.height(), 20);
+    let names: Vec<String> = runs
+        .get_column_names()
+        .iter()
+        .map(|n| n.to_string())
+        .collect();
+    assert_eq!(
+        names,
+        [
+            "project",
+            "run_id",
+            "session",
+            "turns",
+            "tokens_total",
+            "ledger_recorded",
+            "ledger_finalized",
+            "cut_at_turn",
+            "tokens_saved_combined",
+            "firings",
+            "skipped_records"
+        ]
+    );
+    let guards = ParquetReader::new(fs::File::open(tables.join("guards.parquet")).expect("open"))
+        .finish()
+        .expect("guards.parquet reads back");
+    assert_eq!(guards.height(), 20 * hindsight::guards::registry().len());
+    assert!(guards
+        .get_column_names()
+        .iter()
+        .any(|n| n.as_str() == "first_fire_turn"));
+    for csv in ["runs.csv", "guards.csv"] {
+        assert!(size(&tables.join(csv)) > 500, "{csv}");
+    }
+}
+
+#[test]
+fn report_refuses_to_write_into_a_recorded_directory() {
+    hindsight()
+        .args([
+            "report",
+            "corpora/healthy-go",
+            "--out-dir",
+            "corpora/healthy-go/.omnius/review",
+        ])
+        .assert()
+        .code(2)
+        .stderr(predicates::str::contains(
+            "refusing to write inside the recorded directory",
+        ));
+    assert!(!Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("corpora/healthy-go/.omnius/review")
+        .exists());
+}
