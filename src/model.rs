@@ -117,7 +117,7 @@ pub struct Event {
 #[derive(Debug, Clone, PartialEq)]
 pub struct Message {
     pub role: String,
-    pub content: String,
+    pub content: std::sync::Arc<str>,
     /// The tool call a `tool` message answers, when the dump links it.
     pub tool_call_id: Option<String>,
 }

@@ -80,7 +80,11 @@ pub fn replay_project(
     progress: &(dyn Fn() + Sync),
 ) -> Result<Vec<RunReplay>, ReplayError> {
     let mut problems = Problems::default();
-    let ledger = ingest::load_convergence_ledger(&project.omnius, policy, &mut problems)?;
+    let ledger = if project.format == ingest::InputFormat::Omnius {
+        ingest::load_convergence_ledger(&project.root, policy, &mut problems)?
+    } else {
+        Vec::new()
+    };
     let mut replayer = ProjectReplayer::new(&project.name, config, ledger)?;
     let mut out = Vec::with_capacity(project.runs.len());
     for source in &project.runs {

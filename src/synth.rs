@@ -270,3 +270,94 @@ impl Run {
         }
     }
 }
+
+/// One event as the record docs/FORMAT.md defines: the inverse of ingest.
+pub fn event_json(e: &crate::model::Event) -> Value {
+    use crate::model::EventKind as K;
+    let mut v = match &e.kind {
+        K::SessionStart { cwd } => json!({"type": "session_start", "cwd": cwd}),
+        K::ToolCall(c) => json!({"type": "tool_call", "callId": c.call_id, "tool": c.tool,
+            "args": Value::Object(c.args.clone()), "cwd": c.cwd}),
+        K::ToolResult(r) => {
+            json!({"type": "tool_result", "callId": r.call_id, "success": r.success,
+            "errorClass": r.error_class, "output": r.output, "outputChars": r.output_chars,
+            "durationMs": r.duration_ms, "mutation": r.mutation, "paths": r.paths,
+            "verification": r.verification})
+        }
+        K::ModelUsage {
+            prompt_tokens,
+            completion_tokens,
+        } => json!({"type": "model_usage",
+            "promptTokens": prompt_tokens, "completionTokens": completion_tokens}),
+        K::Directive(d) => json!({"type": "directive", "source": d.source,
+            "requiredNextAction": d.required_next_action, "family": d.family, "state": d.state,
+            "text": d.text}),
+        K::Dedup { call_id, family } => {
+            json!({"type": "dedup", "callId": call_id, "family": family})
+        }
+        K::Compaction {
+            before_tokens,
+            after_tokens,
+        } => json!({"type": "compaction",
+            "beforeTokens": before_tokens, "afterTokens": after_tokens}),
+        K::TodoWrite { todos } => {
+            json!({"type": "todo_write", "todos": todos.iter().map(|t| json!({
+            "id": t.id, "parentId": t.parent_id, "status": t.status, "content": t.content,
+            "verifyCommand": t.verify_command})).collect::<Vec<_>>()})
+        }
+        K::TaskComplete { status, summary } => {
+            json!({"type": "task_complete", "status": status, "summary": summary})
+        }
+        K::Unknown { type_name } => json!({"type": type_name}),
+    };
+    v["turn"] = json!(e.at.turn);
+    v["seq"] = json!(e.at.seq);
+    v["session"] = json!(e.at.session);
+    v["agent"] = json!(e.at.agent);
+    if let Value::Object(map) = &mut v {
+        // Absent optional fields are left out rather than written as null.
+        map.retain(|_, x| !x.is_null());
+    }
+    v
+}
+
+/// One frame as docs/FORMAT.md defines it.
+pub fn frame_json(f: &crate::model::Frame) -> Value {
+    json!({
+        "turn": f.turn,
+        "agent": f.agent,
+        "estimatedTokens": f.estimated_tokens,
+        "systemPromptChars": f.system_prompt_chars,
+        "messages": f.messages.iter().map(|m| {
+            let mut v = json!({"role": m.role, "content": &*m.content});
+            if let Some(id) = &m.tool_call_id {
+                v["toolCallId"] = json!(id);
+            }
+            v
+        }).collect::<Vec<_>>(),
+        "signalToNoise": f.signal_to_noise.map(|r| json!({"ratio": r})),
+    })
+}
+
+/// Writes a loaded run (from any format) as `<omnius>/runs/<runId>/`.
+pub fn write_loaded(run: &LoadedRun, omnius: &Path) -> std::io::Result<()> {
+    let dir = omnius.join("runs").join(&run.run_id);
+    fs::create_dir_all(dir.join("context"))?;
+    let mut events = String::new();
+    for e in &run.events {
+        events.push_str(&event_json(e).to_string());
+        events.push('\n');
+    }
+    fs::write(dir.join("events.jsonl"), events)?;
+    for (i, f) in run.frames.iter().enumerate() {
+        let name = format!("frame-{:05}-{i:03}.json", f.turn);
+        fs::write(dir.join("context").join(name), pretty(&frame_json(f)))?;
+    }
+    if let Some(status) = run.ledger {
+        fs::write(
+            dir.join("completion-ledger.json"),
+            pretty(&json!({"status": status.as_str(), "evidence": []})),
+        )?;
+    }
+    Ok(())
+}

@@ -25,7 +25,7 @@ pub struct Args {
     #[command(flatten)]
     pub input: Input,
     /// Labels and per-guard expectations (docs/GATE.md).
-    #[arg(long)]
+    #[arg(long, visible_alias = "labels")]
     pub expect: Option<PathBuf>,
     /// A saved `hindsight replay --format json` to compare with.
     #[arg(long)]

@@ -2,7 +2,7 @@
 //! and strictness; and the one way they are replayed (progress bar, located warnings).
 
 use crate::config::Config;
-use crate::ingest::{discover, Policy, ProjectSource};
+use crate::ingest::{discover_as, Policy, ProjectSource};
 use crate::replay::{replay_all, RunReplay};
 use anyhow::{bail, Context, Result};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
@@ -27,6 +27,9 @@ pub struct Input {
     /// Fail (exit 2) on the first bad record instead of skipping and counting it.
     #[arg(long)]
     pub strict: bool,
+    /// Read every candidate file as this format instead of recognising each by structure.
+    #[arg(long, value_enum)]
+    pub input_format: Option<crate::ingest::InputFormat>,
 }
 
 impl Input {
@@ -43,7 +46,7 @@ impl Input {
     }
 
     pub fn projects(&self) -> Result<Vec<ProjectSource>> {
-        Ok(discover(&self.paths)?)
+        Ok(discover_as(&self.paths, self.input_format)?)
     }
 
     pub fn policy(&self) -> Policy {
@@ -95,7 +98,7 @@ pub fn refuse_inside_inputs(out: &Path, projects: &[ProjectSource]) -> Result<()
         .filter(|p| !p.as_os_str().is_empty())
         .unwrap_or(Path::new("."));
     let out_dir = resolve(parent);
-    for input in projects.iter().map(|p| &p.omnius) {
+    for input in projects.iter().map(|p| &p.root) {
         if input.canonicalize().is_ok_and(|i| out_dir.starts_with(i)) {
             bail!(
                 "{}: refusing to write inside the recorded directory {}",

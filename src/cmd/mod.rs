@@ -6,6 +6,7 @@
 
 pub mod gate;
 pub mod guards;
+pub mod import;
 pub mod input;
 pub mod replay;
 pub mod report;
@@ -46,6 +47,8 @@ pub enum Command {
     Sweep(sweep::Args),
     /// Write a work-order review folder: charts (SVG, PNG), Markdown and HTML, tables.
     Report(report::Args),
+    /// Write any supported input (Claude Code, pi, SWE-bench trajectories...) as `.omnius/`.
+    Import(import::Args),
 }
 
 pub fn run(cli: Cli) -> ExitCode {
@@ -55,6 +58,7 @@ pub fn run(cli: Cli) -> ExitCode {
         Command::Gate(args) => gate::run(args),
         Command::Sweep(args) => sweep::run(args),
         Command::Report(args) => report::run(args),
+        Command::Import(args) => import::run(args),
     };
     match code {
         Ok(code) => ExitCode::from(code),

@@ -30,7 +30,7 @@ pub struct Args {
     #[arg(long)]
     pub out_dir: PathBuf,
     /// Labels (docs/GATE.md): adds the threshold-sweep chart.
-    #[arg(long)]
+    #[arg(long, visible_alias = "labels")]
     pub expect: Option<PathBuf>,
     /// Sweep parameters for the sweep chart (with --expect).
     #[arg(long = "param", default_values_t = ["breaker.stalled=2..4".to_string(), "breaker.abandon=2..7".to_string()])]

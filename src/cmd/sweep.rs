@@ -24,7 +24,7 @@ pub struct Args {
     #[command(flatten)]
     pub input: Input,
     /// Labels saying which runs failed and which were healthy (docs/GATE.md).
-    #[arg(long)]
+    #[arg(long, visible_alias = "labels")]
     pub expect: PathBuf,
     /// `guard.key=FROM..TO` (inclusive) or `guard.key=A,B,C`; repeat for a grid.
     #[arg(long = "param", required = true)]

@@ -35,7 +35,7 @@ pub fn judge(report: &Report, labels: &Labels) -> Vec<Verdict> {
         }
     }
     for (key, label) in &labels.file.runs {
-        if !seen.contains(key) {
+        if labels.requires_every_run() && !seen.contains(key) {
             verdicts.push(Verdict {
                 run: key.clone(),
                 label: label.label,

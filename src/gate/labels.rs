@@ -103,6 +103,10 @@ pub struct LabelFile {
 pub struct Labels {
     pub file: LabelFile,
     base: PathBuf,
+    /// Runs are named by their run id alone (a SWE-bench results file names instances);
+    /// then a labeled instance that was not replayed is not a failure, since a results
+    /// file usually covers more instances than the trajectories at hand.
+    by_run_id: bool,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -118,7 +122,16 @@ impl Labels {
             message,
         };
         let text = std::fs::read_to_string(path).map_err(|e| invalid(e.to_string()))?;
-        let file: LabelFile = serde_json::from_str(&text).map_err(|e| invalid(e.to_string()))?;
+        let value: serde_json::Value =
+            serde_json::from_str(&text).map_err(|e| invalid(e.to_string()))?;
+        if let Some(file) = swe_bench_labels(&value) {
+            return Ok(Self {
+                file,
+                base: PathBuf::from("."),
+                by_run_id: true,
+            });
+        }
+        let file: LabelFile = serde_json::from_value(value).map_err(|e| invalid(e.to_string()))?;
         if file.version != 1 {
             return Err(invalid(format!(
                 "unsupported version {} (expected 1)",
@@ -138,16 +151,29 @@ impl Labels {
         Ok(Self {
             file,
             base: base.canonicalize().unwrap_or(base),
+            by_run_id: false,
         })
     }
 
     /// Labels whose run names are already keys (for tests and generated label sets).
     pub fn from_file(file: LabelFile, base: PathBuf) -> Self {
-        Self { file, base }
+        Self {
+            file,
+            base,
+            by_run_id: false,
+        }
+    }
+
+    /// Whether every labeled run must be among the replayed ones.
+    pub fn requires_every_run(&self) -> bool {
+        !self.by_run_id
     }
 
     /// The name a run has in the labels file.
     pub fn key(&self, run: &RunReport) -> String {
+        if self.by_run_id {
+            return run.run_id.clone();
+        }
         let project = Path::new(&run.project);
         let relative = project
             .canonicalize()
@@ -161,4 +187,28 @@ impl Labels {
     pub fn get(&self, run: &RunReport) -> Option<&RunLabel> {
         self.file.runs.get(&self.key(run))
     }
+}
+
+/// A SWE-bench evaluation summary (`resolved_ids`, `unresolved_ids`) as labels: a resolved
+/// instance is a healthy run, an unresolved one a failed run, named by instance id.
+fn swe_bench_labels(value: &serde_json::Value) -> Option<LabelFile> {
+    let resolved = value.get("resolved_ids").and_then(|v| v.as_array());
+    let unresolved = value.get("unresolved_ids").and_then(|v| v.as_array());
+    if resolved.is_none() && unresolved.is_none() {
+        return None;
+    }
+    let mut runs = BTreeMap::new();
+    for (ids, label) in [(unresolved, Label::Failed), (resolved, Label::Healthy)] {
+        for id in ids.into_iter().flatten().filter_map(|v| v.as_str()) {
+            runs.insert(
+                id.to_string(),
+                RunLabel {
+                    label,
+                    expect: Vec::new(),
+                    note: None,
+                },
+            );
+        }
+    }
+    Some(LabelFile { version: 1, runs })
 }

@@ -256,7 +256,7 @@ impl CompactionPolicy {
         }
         if agent.task.is_none() {
             let first_user = frame.messages.iter().find(|m| m.role == "user");
-            agent.task = Some(first_user.map(|m| m.content.clone()));
+            agent.task = Some(first_user.map(|m| m.content.to_string()));
         }
     }
 }

@@ -1,24 +1,35 @@
-//! Finding `.omnius/` projects and their runs under the paths the user gave.
+//! Finding projects and their runs under the paths the user gave.
 //!
-//! Runs of one project are sessions, ordered by the epoch-millisecond prefix of their
-//! id (issue #2, "Input format") so cross-session carry flows forward in time.
+//! `.omnius/` directories are projects whose runs are sessions, ordered by the
+//! epoch-millisecond prefix of their id (issue #2, "Input format") so cross-session carry
+//! flows forward in time. Other formats are files recognised by structure
+//! ([`super::formats::detect`]): session logs group by directory (a Claude Code project
+//! folder), ordered by their first timestamp; trajectory files are a project each.
 
+use super::formats::{detect, InputFormat};
 use glob::Pattern;
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-/// One project: a directory holding `.omnius/`.
+/// One project: a directory holding `.omnius/`, a folder of session logs, or one
+/// trajectory file.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ProjectSource {
-    /// The project directory as the user would name it (input-relative, `/`-separated).
+    /// The project as the user would name it (input-relative, `/`-separated).
     pub name: String,
-    pub omnius: PathBuf,
+    /// Where its runs live: the `.omnius` directory, or the folder holding the files.
+    /// Nothing is ever written below it.
+    pub root: PathBuf,
+    pub format: InputFormat,
     pub runs: Vec<RunSource>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct RunSource {
     pub run_id: String,
-    pub dir: PathBuf,
+    /// The run's directory (`.omnius`) or file (other formats).
+    pub path: PathBuf,
+    pub format: InputFormat,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -29,8 +40,26 @@ pub enum DiscoverError {
     Io { path: String, message: String },
 }
 
-/// Every project under `paths`, sorted by name, each listed once.
+/// Every project under `paths`, sorted by name, each listed once; files of other formats
+/// are recognised by structure.
 pub fn discover(paths: &[PathBuf]) -> Result<Vec<ProjectSource>, DiscoverError> {
+    discover_as(paths, None)
+}
+
+/// As [`discover`], with every candidate file read as `forced` when given.
+pub fn discover_as(
+    paths: &[PathBuf],
+    forced: Option<InputFormat>,
+) -> Result<Vec<ProjectSource>, DiscoverError> {
+    let mut projects = omnius_projects(paths)?;
+    if forced != Some(InputFormat::Omnius) {
+        projects.extend(file_projects(paths, forced)?);
+    }
+    projects.sort_by(|a, b| a.name.cmp(&b.name));
+    Ok(projects)
+}
+
+fn omnius_projects(paths: &[PathBuf]) -> Result<Vec<ProjectSource>, DiscoverError> {
     let mut found: Vec<(PathBuf, String)> = Vec::new();
     for path in paths {
         if !path.exists() {
@@ -50,10 +79,124 @@ pub fn discover(paths: &[PathBuf]) -> Result<Vec<ProjectSource>, DiscoverError> 
             continue;
         }
         let runs = runs_of(&omnius)?;
-        projects.push(ProjectSource { name, omnius, runs });
+        projects.push(ProjectSource {
+            name,
+            root: omnius,
+            format: InputFormat::Omnius,
+            runs,
+        });
     }
-    projects.sort_by(|a, b| a.name.cmp(&b.name));
     Ok(projects)
+}
+
+/// Directories never searched for recorded runs: `.omnius` has its own reader, the rest
+/// are build output and dependencies.
+const SKIPPED_DIRS: [&str; 5] = [".omnius", ".git", "target", "node_modules", ".venv"];
+
+/// Candidate files below `path` (or `path` itself), in sorted order.
+fn candidate_files(path: &Path, out: &mut Vec<PathBuf>) {
+    if path.is_file() {
+        let ext = path.extension().and_then(|e| e.to_str()).unwrap_or("");
+        if matches!(ext, "jsonl" | "json" | "traj") {
+            out.push(path.to_path_buf());
+        }
+        return;
+    }
+    let Ok(entries) = std::fs::read_dir(path) else {
+        return;
+    };
+    let mut children: Vec<PathBuf> = entries.filter_map(Result::ok).map(|e| e.path()).collect();
+    children.sort();
+    for child in children {
+        let skipped = child.is_dir()
+            && child
+                .file_name()
+                .is_some_and(|n| SKIPPED_DIRS.iter().any(|s| n == *s));
+        if !skipped {
+            candidate_files(&child, out);
+        }
+    }
+}
+
+fn file_projects(
+    paths: &[PathBuf],
+    forced: Option<InputFormat>,
+) -> Result<Vec<ProjectSource>, DiscoverError> {
+    let mut files = Vec::new();
+    for path in paths {
+        candidate_files(path, &mut files);
+    }
+    files.sort();
+    files.dedup();
+    // Session logs: one project per folder. Trajectories: one project per file.
+    let mut sessions: BTreeMap<(PathBuf, InputFormat), Vec<(String, RunSource)>> = BTreeMap::new();
+    let mut projects = Vec::new();
+    for file in files {
+        let Some(format) = forced.or_else(|| detect(&file)) else {
+            continue;
+        };
+        let stem = run_stem(&file);
+        let run = RunSource {
+            run_id: stem.clone(),
+            path: file.clone(),
+            format,
+        };
+        let folder = file.parent().unwrap_or(Path::new(".")).to_path_buf();
+        if format.is_session_log() {
+            let order = first_timestamp(&file).unwrap_or_default();
+            sessions
+                .entry((folder, format))
+                .or_default()
+                .push((order, run));
+        } else {
+            projects.push(ProjectSource {
+                name: display(&folder.join(&stem)),
+                root: folder,
+                format,
+                runs: vec![run],
+            });
+        }
+    }
+    for ((folder, format), mut runs) in sessions {
+        runs.sort_by(|a, b| (&a.0, &a.1.run_id).cmp(&(&b.0, &b.1.run_id)));
+        let name = display(&folder);
+        projects.push(ProjectSource {
+            name: if name.is_empty() { ".".into() } else { name },
+            root: folder,
+            format,
+            runs: runs.into_iter().map(|(_, r)| r).collect(),
+        });
+    }
+    Ok(projects)
+}
+
+/// A run id from a file name: without `.jsonl`, `.json`, `.traj` (and `.traj.json`).
+fn run_stem(file: &Path) -> String {
+    let name = file
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let mut stem = name.as_str();
+    for ext in [".jsonl", ".json", ".traj"] {
+        stem = stem.strip_suffix(ext).unwrap_or(stem);
+    }
+    stem.to_string()
+}
+
+/// The first `"timestamp"` string in a session log's first lines, for ordering sessions.
+fn first_timestamp(file: &Path) -> Option<String> {
+    use std::io::BufRead;
+    let reader = std::io::BufReader::new(std::fs::File::open(file).ok()?);
+    reader
+        .lines()
+        .take(16)
+        .map_while(Result::ok)
+        .find_map(|line| {
+            let v: serde_json::Value = serde_json::from_str(&line).ok()?;
+            v.get("timestamp")
+                .and_then(|t| t.as_str())
+                .map(str::to_string)
+        })
 }
 
 /// `path` itself if it is a `.omnius` directory, else every `.omnius` directory below it.
@@ -91,7 +234,8 @@ fn runs_of(omnius: &Path) -> Result<Vec<RunSource>, DiscoverError> {
         .filter(|e| e.path().is_dir())
         .map(|e| RunSource {
             run_id: e.file_name().to_string_lossy().into_owned(),
-            dir: e.path(),
+            path: e.path(),
+            format: InputFormat::Omnius,
         })
         .collect();
     runs.sort_by_key(|r| session_order(&r.run_id));

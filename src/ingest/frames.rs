@@ -109,7 +109,7 @@ fn message_from(v: &BorrowedValue<'_>) -> Result<Message, FieldError> {
     };
     Ok(Message {
         role,
-        content,
+        content: content.into(),
         tool_call_id,
     })
 }

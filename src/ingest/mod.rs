@@ -7,13 +7,15 @@
 pub mod discover;
 pub mod error;
 pub mod events;
+pub mod formats;
 pub mod frames;
 pub mod json;
 
 use crate::model::{Event, Frame, LedgerFamily, LedgerStatus};
-pub use discover::{discover, display, ProjectSource, RunSource};
+pub use discover::{discover, discover_as, display, ProjectSource, RunSource};
 pub use error::{ParseError, Policy, ProblemKind, Problems};
 pub use events::IngestStats;
+pub use formats::InputFormat;
 use std::fs::File;
 use std::io::{BufReader, Read};
 use std::path::Path;
@@ -32,11 +34,14 @@ pub struct LoadedRun {
 
 /// Reads one run directory. Under [`Policy::Strict`] the first problem is returned as the error.
 pub fn load_run(run: &RunSource, policy: Policy) -> Result<LoadedRun, ParseError> {
+    if run.format != formats::InputFormat::Omnius {
+        return formats::import(&run.path, &run.run_id, run.format, policy);
+    }
     let mut loaded = LoadedRun {
         run_id: run.run_id.clone(),
         ..Default::default()
     };
-    let events_path = run.dir.join("events.jsonl");
+    let events_path = run.path.join("events.jsonl");
     let shown = display(&events_path);
     match File::open(&events_path) {
         Ok(file) => {
@@ -53,12 +58,12 @@ pub fn load_run(run: &RunSource, policy: Policy) -> Result<LoadedRun, ParseError
     }
     let mut buffers = simd_json::Buffers::default();
     loaded.frames = load_frames(
-        &run.dir.join("context"),
+        &run.path.join("context"),
         policy,
         &mut loaded.problems,
         &mut buffers,
     )?;
-    let ledger_path = run.dir.join("completion-ledger.json");
+    let ledger_path = run.path.join("completion-ledger.json");
     if ledger_path.exists() {
         let shown = display(&ledger_path);
         match read_document(&ledger_path, &shown)

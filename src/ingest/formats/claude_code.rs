@@ -1,0 +1,171 @@
+//! Claude Code session logs: `~/.claude/projects/<project>/<session>.jsonl` (Claude Code
+//! CLI, v1.0.x; the same shape in 2.x).
+//!
+//! One JSON object per line. `user`/`assistant` lines carry the API `message`;
+//! `assistant` content holds `text`, `thinking` and `tool_use` {id, name, input}; `user`
+//! content is a prompt string or `text`/`tool_result` {tool_use_id, content, is_error}
+//! items. One API response may be written over several `assistant` lines sharing
+//! `message.id`: it is one model request (one turn), its `message.usage` counted once, the
+//! largest value of each field (output grows while it streams). Prompt tokens are
+//! `input_tokens + cache_creation_input_tokens + cache_read_input_tokens`, completion
+//! `output_tokens`. `isSidechain: true` lines are a sub-agent's (a `Task` delegation):
+//! agent `sidechain` (`sidechain:<agentId>` when the line names one). A `system` line with
+//! subtype `compact_boundary` (`compactMetadata.preTokens`) and the `isCompactSummary` user
+//! line after it are one compaction. `TodoWrite` inputs are todo writes (id: the todo's
+//! `id`, else its content). The first line's `cwd` starts the session.
+//!
+//! Tools: [`TOOLS`]; argument keys `file_path`/`notebook_path` become `path`, the others
+//! are kept. Results fail on `is_error: true`, or, for `Bash`, on an `Exit code N` (N ≠
+//! 0) first line; errors are classed by [`ERRORS`].
+//!
+//! Not recorded, so not imported: the task outcome (no exit status or submission), the
+//! system prompt, per-call durations and working directories. `summary` lines are titles
+//! of a conversation for the resume menu (`leafUuid`), not compactions: counted, no event.
+//! Assistant lines with model `<synthetic>` (harness-written, no API request) make no
+//! turn. Thinking blocks are not kept in frames. A resumed session that copies an earlier
+//! file's history counts that history again.
+
+use crate::ingest::error::{ParseError, Policy, ProblemKind};
+use crate::ingest::formats::builder::{ErrorTable, ToolTable};
+use crate::ingest::{display, LoadedRun};
+use serde_json::Value;
+use std::io::BufRead;
+use std::path::Path;
+
+mod lines;
+mod session;
+use lines::Bad;
+use session::Importer;
+
+/// Claude Code tool names → canonical names (docs/FORMAT.md, *Tool kinds*). `Task`,
+/// `WebFetch`, `WebSearch` and other tools keep their names.
+pub const TOOLS: ToolTable = &[
+    ("Bash", "shell"),
+    ("Edit", "file_edit"),
+    ("MultiEdit", "file_edit"),
+    ("NotebookEdit", "file_edit"),
+    ("Write", "file_write"),
+    ("Read", "file_read"),
+    ("NotebookRead", "file_read"),
+    ("Glob", "glob"),
+    ("Grep", "grep"),
+    ("LS", "ls"),
+    ("TodoWrite", "todo_write"),
+];
+
+/// Claude Code's error wordings → error classes; first match wins. Refusals come first:
+/// the tool never ran, whatever else the text says. Of the read-state errors, "not read
+/// yet" is a stale view of the file (`stale_edit`: reading it is the recovery), "modified
+/// since read" the file changing under a guarded edit (`hash_mismatch`). "Found N matches
+/// of the string to replace" is left to the generic rules (`tool_failed`).
+pub const ERRORS: ErrorTable = &[
+    ("haven't granted it yet", "blocked"),
+    ("has been denied", "blocked"),
+    ("denied this tool", "blocked"),
+    ("was blocked", "blocked"),
+    ("hook blocking error", "blocked"),
+    ("PreToolUse:", "blocked"),
+    ("doesn't want to proceed with this tool use", "blocked"),
+    ("String to replace not found", "stale_edit"),
+    ("File has not been read yet", "stale_edit"),
+    ("File has been modified since read", "hash_mismatch"),
+    ("File has been unexpectedly modified", "hash_mismatch"),
+    ("File does not exist", "not_found"),
+    ("Path does not exist", "not_found"),
+    ("No such file", "not_found"),
+];
+
+/// Argument keys renamed to the canonical ones (same meaning).
+const ARG_KEYS: [(&str, &str); 2] = [("file_path", "path"), ("notebook_path", "path")];
+
+/// A line of a Claude Code session log: a message line with its session and uuid, a title
+/// (`summary` with `leafUuid`) or a file-history snapshot.
+pub fn sniff(line: &Value) -> bool {
+    let Some(obj) = line.as_object() else {
+        return false;
+    };
+    let has_str = |k: &str| obj.get(k).is_some_and(Value::is_string);
+    match obj.get("type").and_then(Value::as_str) {
+        Some("user" | "assistant") => {
+            obj.get("message").is_some_and(Value::is_object)
+                && has_str("sessionId")
+                && has_str("uuid")
+        }
+        Some("system") => has_str("sessionId") && has_str("uuid"),
+        Some("summary") => has_str("leafUuid"),
+        Some("file-history-snapshot") => obj.contains_key("snapshot") && has_str("messageId"),
+        _ => false,
+    }
+}
+
+pub fn import(path: &Path, policy: Policy) -> Result<LoadedRun, ParseError> {
+    let shown = display(path);
+    let file = std::fs::File::open(path).map_err(|e| ParseError {
+        path: shown.clone(),
+        line: None,
+        field: None,
+        kind: if e.kind() == std::io::ErrorKind::NotFound {
+            ProblemKind::MissingFile
+        } else {
+            ProblemKind::Io(e.to_string())
+        },
+    })?;
+    let mut reader = std::io::BufReader::new(file);
+    let mut run = Importer::new(&shown);
+    let (mut buf, mut number) = (Vec::new(), 0u64);
+    loop {
+        buf.clear();
+        let read = match reader.read_until(b'\n', &mut buf) {
+            Ok(0) => break,
+            Ok(n) => n,
+            Err(e) => {
+                let error = located(
+                    &shown,
+                    Some(number + 1),
+                    None,
+                    ProblemKind::Io(e.to_string()),
+                );
+                run.b.problems.record(policy, error)?;
+                break;
+            }
+        };
+        number += 1;
+        run.b.stats.bytes += read as u64;
+        let terminated = buf.last() == Some(&b'\n');
+        let line = buf.strip_suffix(b"\n").unwrap_or(&buf);
+        let line = line.strip_suffix(b"\r").unwrap_or(line);
+        if line.iter().all(u8::is_ascii_whitespace) {
+            continue;
+        }
+        match parse(line, terminated).and_then(|v| run.line(&v)) {
+            Ok(()) => run.b.record(),
+            Err(e) => run
+                .b
+                .problems
+                .record(policy, located(&shown, Some(number), e.field, e.kind))?,
+        }
+    }
+    Ok(run.finish())
+}
+
+fn located(path: &str, line: Option<u64>, field: Option<String>, kind: ProblemKind) -> ParseError {
+    ParseError {
+        path: path.to_string(),
+        line,
+        field,
+        kind,
+    }
+}
+
+fn parse(line: &[u8], terminated: bool) -> Result<Value, Bad> {
+    let fail = |kind| Err(Bad::line(kind));
+    let Ok(text) = std::str::from_utf8(line) else {
+        return fail(ProblemKind::InvalidUtf8);
+    };
+    match serde_json::from_str::<Value>(text) {
+        Ok(v) if v.is_object() => Ok(v),
+        Ok(_) => fail(ProblemKind::NotAnObject),
+        Err(_) if !terminated => fail(ProblemKind::Truncated),
+        Err(e) => fail(ProblemKind::InvalidJson(e.to_string())),
+    }
+}

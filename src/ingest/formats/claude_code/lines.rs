@@ -1,0 +1,230 @@
+//! The pieces of one Claude Code line: assistant blocks, user items, usage, with the
+//! located problems a malformed one raises.
+
+use crate::ingest::error::ProblemKind;
+use serde_json::{Map, Value};
+
+/// A problem in one line, before it is located in the file.
+#[derive(Debug)]
+pub struct Bad {
+    pub field: Option<String>,
+    pub kind: ProblemKind,
+}
+
+impl Bad {
+    pub fn line(kind: ProblemKind) -> Self {
+        Self { field: None, kind }
+    }
+
+    pub fn missing(field: impl Into<String>) -> Self {
+        Self {
+            field: Some(field.into()),
+            kind: ProblemKind::MissingField,
+        }
+    }
+
+    pub fn wrong(field: impl Into<String>, expected: &'static str, found: &Value) -> Self {
+        let found = match found {
+            Value::Null => "null",
+            Value::Bool(_) => "boolean",
+            Value::Number(n) if n.is_f64() => "number",
+            Value::Number(_) => "integer",
+            Value::String(_) => "string",
+            Value::Array(_) => "array",
+            Value::Object(_) => "object",
+        };
+        Self {
+            field: Some(field.into()),
+            kind: ProblemKind::WrongType {
+                expected,
+                found: found.into(),
+            },
+        }
+    }
+}
+
+/// What an assistant line says: text for the context, or a tool call.
+pub enum Block {
+    Text(String),
+    Call {
+        id: String,
+        name: String,
+        args: Map<String, Value>,
+    },
+}
+
+/// What a user line says: a prompt (or text the harness added), or a tool's result.
+pub enum Item {
+    Text(String),
+    Result {
+        id: String,
+        output: String,
+        is_error: bool,
+    },
+}
+
+/// `message.usage`, field by field.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Usage {
+    pub input: u64,
+    pub cache_creation: u64,
+    pub cache_read: u64,
+    pub output: u64,
+}
+
+impl Usage {
+    /// Every input token the request was charged for.
+    pub fn prompt(self) -> u64 {
+        self.input + self.cache_creation + self.cache_read
+    }
+
+    /// One response's lines: the largest of each field (the last line has the total).
+    pub fn merge(a: Option<Self>, b: Option<Self>) -> Option<Self> {
+        match (a, b) {
+            (Some(a), Some(b)) => Some(Self {
+                input: a.input.max(b.input),
+                cache_creation: a.cache_creation.max(b.cache_creation),
+                cache_read: a.cache_read.max(b.cache_read),
+                output: a.output.max(b.output),
+            }),
+            (a, b) => a.or(b),
+        }
+    }
+}
+
+pub fn usage_of(message: &Map<String, Value>) -> Result<Option<Usage>, Bad> {
+    let usage = match message.get("usage") {
+        None | Some(Value::Null) => return Ok(None),
+        Some(Value::Object(u)) => u,
+        Some(other) => return Err(Bad::wrong("message.usage", "object", other)),
+    };
+    let count = |key: &str| match usage.get(key) {
+        None | Some(Value::Null) => Ok(0),
+        Some(v) => v.as_u64().ok_or_else(|| match v {
+            Value::Number(_) => Bad {
+                field: Some(format!("message.usage.{key}")),
+                kind: ProblemKind::BadValue(format!("{v} is not a token count")),
+            },
+            _ => Bad::wrong(format!("message.usage.{key}"), "count", v),
+        }),
+    };
+    Ok(Some(Usage {
+        input: count("input_tokens")?,
+        cache_creation: count("cache_creation_input_tokens")?,
+        cache_read: count("cache_read_input_tokens")?,
+        output: count("output_tokens")?,
+    }))
+}
+
+fn content_items(message: &Map<String, Value>) -> Result<Option<&[Value]>, Bad> {
+    match message.get("content") {
+        None | Some(Value::Null) | Some(Value::String(_)) => Ok(None),
+        Some(Value::Array(items)) => Ok(Some(items)),
+        Some(other) => Err(Bad::wrong("message.content", "string or array", other)),
+    }
+}
+
+fn str_field(item: &Map<String, Value>, field: String, key: &str) -> Result<String, Bad> {
+    match item.get(key) {
+        Some(Value::String(s)) => Ok(s.clone()),
+        None | Some(Value::Null) => Err(Bad::missing(field)),
+        Some(other) => Err(Bad::wrong(field, "string", other)),
+    }
+}
+
+pub fn assistant_blocks(message: &Map<String, Value>) -> Result<Vec<Block>, Bad> {
+    let Some(items) = content_items(message)? else {
+        let text = text_of(message.get("content"));
+        return Ok(if text.is_empty() {
+            Vec::new()
+        } else {
+            vec![Block::Text(text)]
+        });
+    };
+    let mut blocks = Vec::new();
+    for (i, item) in items.iter().enumerate() {
+        let at = |key: &str| format!("message.content[{i}].{key}");
+        let Some(obj) = item.as_object() else {
+            continue;
+        };
+        match obj.get("type").and_then(Value::as_str) {
+            Some("text") => blocks.push(Block::Text(text_of(obj.get("text")))),
+            Some("tool_use") => {
+                let args = match obj.get("input") {
+                    None | Some(Value::Null) => Map::new(),
+                    Some(Value::Object(m)) => m.clone(),
+                    Some(other) => return Err(Bad::wrong(at("input"), "object", other)),
+                };
+                blocks.push(Block::Call {
+                    id: str_field(obj, at("id"), "id")?,
+                    name: str_field(obj, at("name"), "name")?,
+                    args,
+                });
+            }
+            _ => {} // thinking, redacted_thinking, server tool blocks
+        }
+    }
+    Ok(blocks)
+}
+
+pub fn user_items(message: &Map<String, Value>) -> Result<Vec<Item>, Bad> {
+    let Some(items) = content_items(message)? else {
+        let text = text_of(message.get("content"));
+        return Ok(if text.is_empty() {
+            Vec::new()
+        } else {
+            vec![Item::Text(text)]
+        });
+    };
+    let mut out = Vec::new();
+    for (i, item) in items.iter().enumerate() {
+        let at = |key: &str| format!("message.content[{i}].{key}");
+        let Some(obj) = item.as_object() else {
+            continue;
+        };
+        match obj.get("type").and_then(Value::as_str) {
+            Some("text") => out.push(Item::Text(text_of(obj.get("text")))),
+            Some("tool_result") => {
+                let is_error = match obj.get("is_error") {
+                    None | Some(Value::Null) => false,
+                    Some(Value::Bool(b)) => *b,
+                    Some(other) => return Err(Bad::wrong(at("is_error"), "boolean", other)),
+                };
+                out.push(Item::Result {
+                    id: str_field(obj, at("tool_use_id"), "tool_use_id")?,
+                    output: text_of(obj.get("content")),
+                    is_error,
+                });
+            }
+            _ => {} // images, documents
+        }
+    }
+    Ok(out)
+}
+
+/// The text of a content value: a string, or the `text` of each item, one per line
+/// (`[image]` for an image).
+pub fn text_of(content: Option<&Value>) -> String {
+    match content {
+        Some(Value::String(s)) => s.clone(),
+        Some(Value::Array(items)) => items
+            .iter()
+            .filter_map(|item| match item {
+                Value::String(s) => Some(s.clone()),
+                Value::Object(o) if o.get("type").and_then(Value::as_str) == Some("image") => {
+                    Some("[image]".to_string())
+                }
+                Value::Object(o) => o.get("text").and_then(Value::as_str).map(str::to_string),
+                _ => None,
+            })
+            .collect::<Vec<_>>()
+            .join("\n"),
+        _ => String::new(),
+    }
+}
+
+/// `N` of a Bash result that starts `Exit code N`.
+pub fn exit_code(output: &str) -> Option<i64> {
+    let first = output.trim_start().lines().next()?;
+    first.strip_prefix("Exit code ")?.trim().parse().ok()
+}

@@ -1,0 +1,273 @@
+//! The events of one session: assistant responses become requests and calls, user lines
+//! results and prompts, boundaries compactions, in the order the log wrote them.
+
+use super::lines::{
+    assistant_blocks, exit_code, text_of, usage_of, user_items, Bad, Block, Item, Usage,
+};
+use super::{ARG_KEYS, ERRORS, TOOLS};
+use crate::ingest::error::ProblemKind;
+use crate::ingest::formats::builder::{canonical_tool, error_class, Builder};
+use crate::ingest::LoadedRun;
+use crate::model::{tokens_from_chars, Todo};
+use serde_json::{Map, Value};
+use std::collections::{HashMap, HashSet};
+
+/// The assistant message being read: its lines may continue on the next line.
+struct Open {
+    id: String,
+    agent: String,
+    usage: Option<Usage>,
+    blocks: Vec<Block>,
+}
+
+pub struct Importer {
+    pub b: Builder,
+    open: Option<Open>,
+    /// Assistant message ids already given a turn.
+    seen: HashSet<String>,
+    /// Canonical tool of each call id, to judge its result.
+    tools: HashMap<String, String>,
+    /// A compaction boundary waiting for its summary line: (preTokens, content).
+    boundary: Option<(u64, String)>,
+    last_prompt: u64,
+    started: bool,
+}
+
+impl Importer {
+    pub fn new(source: &str) -> Self {
+        Self {
+            b: Builder::new(source),
+            open: None,
+            seen: HashSet::new(),
+            tools: HashMap::new(),
+            boundary: None,
+            last_prompt: 0,
+            started: false,
+        }
+    }
+
+    /// One parsed line; nothing is applied unless the whole line is valid.
+    pub fn line(&mut self, v: &Value) -> Result<(), Bad> {
+        let obj = v.as_object().ok_or(Bad::line(ProblemKind::NotAnObject))?;
+        let kind = match obj.get("type") {
+            Some(Value::String(s)) => s.as_str(),
+            None | Some(Value::Null) => return Err(Bad::missing("type")),
+            Some(other) => return Err(Bad::wrong("type", "string", other)),
+        };
+        let agent = match obj.get("isSidechain").and_then(Value::as_bool) {
+            Some(true) => match obj.get("agentId").and_then(Value::as_str) {
+                Some(id) => format!("sidechain:{id}"),
+                None => "sidechain".to_string(),
+            },
+            _ => "main".to_string(),
+        };
+        let message = || match obj.get("message") {
+            Some(Value::Object(m)) => Ok(m),
+            None | Some(Value::Null) => Err(Bad::missing("message")),
+            Some(other) => Err(Bad::wrong("message", "object", other)),
+        };
+        let compact_summary = obj.get("isCompactSummary").and_then(Value::as_bool) == Some(true);
+        if kind == "assistant" {
+            let m = message()?;
+            let blocks = assistant_blocks(m)?;
+            let usage = usage_of(m)?;
+            let id = m
+                .get("id")
+                .and_then(Value::as_str)
+                .or_else(|| obj.get("uuid").and_then(Value::as_str));
+            let synthetic = m.get("model").and_then(Value::as_str) == Some("<synthetic>");
+            self.start(obj);
+            self.flush_boundary();
+            if !synthetic {
+                self.assistant(id.unwrap_or_default().to_string(), agent, usage, blocks);
+            }
+            return Ok(());
+        }
+        let (summary, items) = match kind {
+            "user" if compact_summary => (Some(text_of(message()?.get("content"))), None),
+            "user" => (None, Some(user_items(message()?)?)),
+            _ => (None, None),
+        };
+        if matches!(kind, "user" | "system") {
+            self.start(obj);
+            self.close();
+        }
+        if let Some(text) = summary {
+            let before = self.boundary.take().map_or(self.last_prompt, |(b, _)| b);
+            let after = tokens_from_chars(text.chars().count() as u64);
+            self.b.compaction(before, after, &text);
+            return Ok(());
+        }
+        if let Some(items) = items {
+            self.flush_boundary();
+            self.user(&agent, items);
+            return Ok(());
+        }
+        match kind {
+            "system" if obj.get("subtype").and_then(Value::as_str) == Some("compact_boundary") => {
+                self.flush_boundary();
+                let meta = obj.get("compactMetadata");
+                let before = meta
+                    .and_then(|m| m.get("preTokens"))
+                    .and_then(Value::as_u64);
+                let content = obj
+                    .get("content")
+                    .and_then(Value::as_str)
+                    .unwrap_or("Conversation compacted");
+                self.boundary = Some((before.unwrap_or(self.last_prompt), content.to_string()));
+            }
+            "system" | "summary" => {}
+            other => {
+                *self
+                    .b
+                    .stats
+                    .unknown_types
+                    .entry(other.to_string())
+                    .or_default() += 1
+            }
+        }
+        Ok(())
+    }
+
+    /// The session starts at its first message line, in that line's `cwd`.
+    fn start(&mut self, obj: &Map<String, Value>) {
+        if !self.started {
+            self.started = true;
+            let cwd = obj.get("cwd").and_then(Value::as_str).map(str::to_string);
+            self.b.session_start(cwd);
+        }
+    }
+
+    fn assistant(&mut self, id: String, agent: String, usage: Option<Usage>, blocks: Vec<Block>) {
+        if let Some(open) = self.open.as_mut().filter(|o| o.id == id && !id.is_empty()) {
+            open.usage = Usage::merge(open.usage, usage);
+            open.blocks.extend(blocks);
+            return;
+        }
+        self.close();
+        if !id.is_empty() && !self.seen.insert(id.clone()) {
+            // The same response again after other lines: no new request.
+            self.emit(&agent, blocks);
+        } else {
+            self.open = Some(Open {
+                id,
+                agent,
+                usage,
+                blocks,
+            });
+        }
+    }
+
+    /// Ends the open assistant message: its request, then its text and calls.
+    fn close(&mut self) {
+        let Some(open) = self.open.take() else {
+            return;
+        };
+        let usage = open.usage.map(|u| (u.prompt(), u.output));
+        if let (Some((prompt, _)), "main") = (usage, open.agent.as_str()) {
+            self.last_prompt = prompt;
+        }
+        self.b.request(&open.agent, usage);
+        self.emit(&open.agent, open.blocks);
+    }
+
+    fn emit(&mut self, agent: &str, blocks: Vec<Block>) {
+        let main = agent == "main";
+        for block in blocks {
+            match block {
+                Block::Text(text) if main => self.b.message("assistant", &text, None),
+                Block::Text(_) => {}
+                Block::Call { id, name, mut args } => {
+                    if main {
+                        let shown = format!("{name} {}", Value::Object(args.clone()));
+                        self.b.message("assistant", &shown, None);
+                    }
+                    for (from, to) in ARG_KEYS {
+                        if !args.contains_key(to) {
+                            if let Some(v) = args.remove(from) {
+                                args.insert(to.to_string(), v);
+                            }
+                        }
+                    }
+                    let tool = canonical_tool(TOOLS, &name);
+                    let todos = (tool == "todo_write").then(|| todos_of(&args)).flatten();
+                    self.tools.insert(id.clone(), tool.clone());
+                    self.b.call(agent, &id, tool, args);
+                    if let Some(todos) = todos {
+                        self.b.todos(agent, todos);
+                    }
+                }
+            }
+        }
+    }
+
+    fn user(&mut self, agent: &str, items: Vec<Item>) {
+        for item in items {
+            match item {
+                Item::Text(text) if agent == "main" => self.b.message("user", &text, None),
+                Item::Text(_) => {}
+                Item::Result {
+                    id,
+                    output,
+                    is_error,
+                } => {
+                    let shell = self.tools.get(&id).is_some_and(|t| t == "shell");
+                    let failed = is_error || (shell && exit_code(&output).is_some_and(|c| c != 0));
+                    let class = if failed {
+                        error_class(ERRORS, &output)
+                    } else {
+                        None
+                    };
+                    self.b.result(agent, &id, !failed, &output, class);
+                }
+            }
+        }
+    }
+
+    /// A boundary whose summary line never came is a compaction on its own.
+    fn flush_boundary(&mut self) {
+        if let Some((before, content)) = self.boundary.take() {
+            self.b.compaction(
+                before,
+                tokens_from_chars(content.chars().count() as u64),
+                &content,
+            );
+        }
+    }
+
+    pub fn finish(mut self) -> LoadedRun {
+        self.close();
+        self.flush_boundary();
+        self.b.finish()
+    }
+}
+
+/// The todo list of a `TodoWrite` input; `None` when it has none.
+fn todos_of(args: &Map<String, Value>) -> Option<Vec<Todo>> {
+    let items = args.get("todos")?.as_array()?;
+    let todos = items
+        .iter()
+        .filter_map(Value::as_object)
+        .map(|t| {
+            let text = |k: &str| {
+                t.get(k)
+                    .and_then(Value::as_str)
+                    .unwrap_or_default()
+                    .to_string()
+            };
+            let id = match t.get("id") {
+                Some(Value::String(s)) => s.clone(),
+                Some(Value::Number(n)) => n.to_string(),
+                _ => text("content"),
+            };
+            Todo {
+                id,
+                parent_id: None,
+                status: text("status"),
+                content: text("content"),
+                verify_command: None,
+            }
+        })
+        .collect();
+    Some(todos)
+}

@@ -1,0 +1,156 @@
+//! OpenHands event histories (All-Hands-AI/OpenHands 0.x, CodeAct agent; the shape
+//! `event_to_trajectory` writes since early 2025): a JSON array of events, as saved by
+//! `save_trajectory_path`, replay trajectories (`tests/runtime/trajs/`) and the server's
+//! trajectory export, or an object holding it under `history` (the evaluation harness's
+//! `EvalOutput`, one instance per file; the older `[action, observation]` pairs are
+//! flattened) or `trajectory`.
+//!
+//! Each event has `id`, `timestamp`, `source` (`agent`, `user`, `environment`) and either
+//! `action` with `args` or `observation` with `content` and `extras`; an observation names
+//! the action it answers by `cause` (the action's `id`). Agent actions chosen by the model
+//! carry `tool_call_metadata` (`tool_call_id`, the `model_response` with its `usage`) and,
+//! in newer versions, `llm_metrics` (`accumulated_token_usage`, cumulative over the run).
+//!
+//! **Turns.** One per model request: an agent action with `tool_call_metadata` or
+//! `llm_metrics`, and an agent `message` (a reply without a tool call carries neither);
+//! actions sharing one `model_response.id` (parallel tool calls), or an unchanged
+//! cumulative usage, are one request. In a history where no event carries either, every
+//! agent action is a request. Usage: the response's own `usage` (`prompt_tokens` already
+//! include cached input; completion `completion_tokens`), else the difference of
+//! `accumulated_token_usage` from the agent's previous reading (condenser calls fall into
+//! the next request's difference).
+//!
+//! **Calls.** Agent actions other than messages and bookkeeping are tool calls, named by
+//! [`TOOLS`] from the action type and the editor `command` (`map::call_of`); results
+//! are the observations they caused, failed by `map::succeeded` and classed by
+//! [`ERRORS`]. `finish` is also the run's outcome (`task_completed` `partial`/`false` →
+//! status `partial`/`incomplete`, else `completed`), `reject` too (`rejected`); without
+//! either, a last agent state `error`/`stopped` (or `EvalOutput.error`) is. `task_tracking`
+//! plans are todo writes. A `condensation` action (or `condense` observation) is a
+//! compaction: before = the last request's prompt tokens, after = its summary's estimate.
+//! Events between a `delegate` action and its `delegate` observation are the delegated
+//! agent's, under agent `delegate:<agent>`.
+//!
+//! The session starts in the first `working_dir` a command observation reports.
+//!
+//! Not recorded, so not imported: per-call durations, the system prompt's size when no
+//! `system` action is kept, which events a condensation kept (frames restart from the
+//! summary). User terminal commands are no calls (their output joins the history).
+//! OpenHands' per-event store (`events/<n>.json`, one event per file) and the V1 SDK's
+//! events (`kind: ActionEvent`) are other shapes, not read.
+
+mod history;
+mod map;
+mod scan;
+
+use crate::ingest::error::{FieldError, ParseError, Policy, ProblemKind};
+use crate::ingest::formats::builder::{ErrorTable, ToolTable};
+use crate::ingest::formats::read_document;
+use crate::ingest::LoadedRun;
+use history::Import;
+use serde_json::Value;
+use std::path::Path;
+
+/// OpenHands action types (with the editor's `command`) → canonical names. `run_ipython`,
+/// `browse`, `browse_interactive`, `think`, `delegate`, `reject` and MCP tools (by their
+/// own name) keep their names.
+pub const TOOLS: ToolTable = &[
+    ("run", "shell"),
+    ("edit:str_replace", "file_edit"),
+    ("edit:insert", "file_edit"),
+    ("edit", "file_edit"),
+    ("edit:create", "file_write"),
+    ("edit:write", "file_write"),
+    ("write", "file_write"),
+    ("edit:view", "file_read"),
+    ("read", "file_read"),
+    ("edit:undo_edit", "undo_edit"),
+    ("finish", "task_complete"),
+    ("task_tracking", "todo_write"),
+];
+
+/// OpenHands' error wordings → error classes; first match wins. Other failures (an
+/// `error` observation, a non-zero exit code) are left to the normalizer (`tool_failed`).
+pub const ERRORS: ErrorTable = &[
+    ("did not appear verbatim", "stale_edit"),
+    ("rejected by the user", "blocked"),
+    ("no such file or directory", "not_found"),
+    ("does not exist", "not_found"),
+];
+
+/// Whether `head` (the start of a document, possibly cut) is an OpenHands event history.
+pub fn sniff(head: &str) -> bool {
+    scan::is_history(head.trim_start())
+}
+
+pub fn import(path: &Path, policy: Policy) -> Result<LoadedRun, ParseError> {
+    let (shown, bytes) = read_document(path)?;
+    let mut run = Import::new(&shown, policy);
+    run.b.stats.bytes = bytes.len() as u64;
+    let mut docs = serde_json::Deserializer::from_slice(&bytes).into_iter::<Value>();
+    let doc = match docs.next() {
+        Some(Ok(doc)) => doc,
+        Some(Err(e)) => return run.fail("", ProblemKind::InvalidJson(e.to_string())),
+        None => return run.fail("", ProblemKind::BadValue("empty document".into())),
+    };
+    if docs.next().is_some() {
+        let e = FieldError::new(
+            "",
+            ProblemKind::BadValue(
+                "more than one document (one instance per file): only the first is read".into(),
+            ),
+        );
+        run.problem("", e)?;
+    }
+    let (prefix, events, error) = match &doc {
+        Value::Array(events) => ("", events, None),
+        Value::Object(o) => match ["history", "trajectory"]
+            .iter()
+            .find_map(|k| Some((*k, o.get(*k)?.as_array()?)))
+        {
+            Some((key, events)) => (key, events, o.get("error").and_then(Value::as_str)),
+            None => return run.fail("history", ProblemKind::MissingField),
+        },
+        _ => {
+            return run.fail(
+                "",
+                ProblemKind::WrongType {
+                    expected: "array of events",
+                    found: "scalar".into(),
+                },
+            )
+        }
+    };
+    let flat: Vec<(String, &Value)> = events
+        .iter()
+        .enumerate()
+        .flat_map(|(i, e)| match e {
+            Value::Array(pair) => pair
+                .iter()
+                .enumerate()
+                .map(|(j, e)| (format!("{prefix}[{i}][{j}]"), e))
+                .collect(),
+            e => vec![(format!("{prefix}[{i}]"), e)],
+        })
+        .collect();
+    run.marked = flat.iter().any(|(_, e)| {
+        ["tool_call_metadata", "llm_metrics"]
+            .iter()
+            .any(|k| e.get(*k).is_some_and(|m| !m.is_null()))
+    });
+    let cwd = flat.iter().find_map(|(_, e)| {
+        e.get("extras")?
+            .get("metadata")?
+            .get("working_dir")?
+            .as_str()
+    });
+    run.b.session_start(cwd.map(str::to_string));
+    for (at, event) in &flat {
+        run.b.record();
+        if let Err(e) = run.event(event) {
+            run.problem(at, e)?;
+        }
+    }
+    run.outcome_at_end(error);
+    Ok(run.b.finish())
+}

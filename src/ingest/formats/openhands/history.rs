@@ -1,0 +1,374 @@
+//! The importer's state over one history: whose turn it is, which call an observation
+//! answers, the cumulative usage readings, the outcome.
+
+use super::map::{self, text, wrong};
+use super::{ERRORS, TOOLS};
+use crate::ingest::error::{FieldError, ParseError, Policy, ProblemKind};
+use crate::ingest::formats::builder::{canonical_tool, error_class, Builder};
+use crate::ingest::LoadedRun;
+use crate::model::tokens_from_chars;
+use serde_json::{Map, Value};
+use std::collections::HashMap;
+
+/// Agent actions that are neither a model's tool call nor its message.
+const BOOKKEEPING: &str = "system condensation condensation_request summarize change_agent_state recall null pause resume stop start";
+/// Action and observation types this importer knows; others are counted as unknown.
+const KNOWN_ACTIONS: &str = "message run run_ipython edit read write browse browse_interactive finish reject think delegate mcp call_tool_mcp task_tracking";
+const KNOWN_OBSERVATIONS: &str = "run run_ipython edit read write browse error think delegate mcp task_tracking user_rejected success null agent_state_changed condense recall chat message";
+
+fn listed(list: &str, kind: &str) -> bool {
+    list.split(' ').any(|k| k == kind)
+}
+
+/// One agent's place in the history: the main agent, or a delegate until its result.
+struct Agent {
+    name: String,
+    /// The `delegate` call that started it.
+    call: Option<String>,
+    /// Its last cumulative (prompt, completion) reading, and whether it is the parent's.
+    cumulative: Option<(u64, u64)>,
+    shared: bool,
+    last_response: Option<String>,
+}
+
+pub struct Import {
+    pub b: Builder,
+    shown: String,
+    policy: Policy,
+    /// Some agent action carries LLM metadata: only those (and messages) are requests.
+    pub marked: bool,
+    agents: Vec<Agent>,
+    /// Action id → (call id, agent); tool call id → the same.
+    calls: HashMap<i64, (String, String)>,
+    by_tool_call: HashMap<String, (String, String)>,
+    last_prompt: u64,
+    just_compacted: bool,
+    outcome: bool,
+    agent_state: Option<String>,
+    last_error: String,
+}
+
+impl Import {
+    pub fn new(shown: &str, policy: Policy) -> Self {
+        let main = Agent {
+            name: "main".into(),
+            call: None,
+            cumulative: None,
+            shared: false,
+            last_response: None,
+        };
+        Self {
+            b: Builder::new(shown),
+            shown: shown.to_string(),
+            policy,
+            marked: false,
+            agents: vec![main],
+            calls: HashMap::new(),
+            by_tool_call: HashMap::new(),
+            last_prompt: 0,
+            just_compacted: false,
+            outcome: false,
+            agent_state: None,
+            last_error: String::new(),
+        }
+    }
+
+    pub fn problem(&mut self, at: &str, e: FieldError) -> Result<(), ParseError> {
+        let field = [at, e.field.as_str()]
+            .iter()
+            .filter(|s| !s.is_empty())
+            .copied()
+            .collect::<Vec<_>>()
+            .join(".");
+        let error = ParseError {
+            path: self.shown.clone(),
+            line: None,
+            field: (!field.is_empty()).then_some(field),
+            kind: e.kind,
+        };
+        self.b.problems.record(self.policy, error)
+    }
+
+    pub fn fail(mut self, field: &str, kind: ProblemKind) -> Result<LoadedRun, ParseError> {
+        self.problem(field, FieldError::new("", kind))?;
+        Ok(self.b.finish())
+    }
+
+    fn agent(&self) -> String {
+        self.agents
+            .last()
+            .map_or_else(|| "main".into(), |a| a.name.clone())
+    }
+
+    pub fn event(&mut self, event: &Value) -> Result<(), FieldError> {
+        let obj = event
+            .as_object()
+            .ok_or_else(|| FieldError::new("", ProblemKind::NotAnObject))?;
+        let source = text(obj, "source")?
+            .ok_or_else(|| FieldError::new("source", ProblemKind::MissingField))?;
+        if let Some(kind) = text(obj, "action")? {
+            let args = match obj.get("args") {
+                None | Some(Value::Null) => Map::new(),
+                Some(Value::Object(args)) => args.clone(),
+                Some(v) => return Err(wrong("args", "object", v)),
+            };
+            if !listed(KNOWN_ACTIONS, kind) && !listed(BOOKKEEPING, kind) {
+                *self
+                    .b
+                    .stats
+                    .unknown_types
+                    .entry(format!("action.{kind}"))
+                    .or_default() += 1;
+            }
+            match (source, kind) {
+                ("user", "message") => {
+                    self.b
+                        .message("user", text(&args, "content")?.unwrap_or_default(), None)
+                }
+                ("agent", "message") => {
+                    self.request(obj, kind)?;
+                    if self.agents.len() == 1 {
+                        self.b.message(
+                            "assistant",
+                            text(&args, "content")?.unwrap_or_default(),
+                            None,
+                        );
+                    }
+                }
+                ("agent", "system") => {
+                    self.b
+                        .message("system", text(&args, "content")?.unwrap_or_default(), None)
+                }
+                ("agent", "condensation" | "summarize") => {
+                    let summary = text(&args, "summary")?.unwrap_or_default();
+                    self.b.compaction(
+                        self.last_prompt,
+                        tokens_from_chars(summary.chars().count() as u64),
+                        summary,
+                    );
+                    self.just_compacted = true;
+                    return Ok(());
+                }
+                ("agent", k) if !listed(BOOKKEEPING, k) => self.call(obj, kind, &args)?,
+                _ => {}
+            }
+            self.just_compacted = false;
+            Ok(())
+        } else if let Some(kind) = text(obj, "observation")? {
+            if !listed(KNOWN_OBSERVATIONS, kind) {
+                *self
+                    .b
+                    .stats
+                    .unknown_types
+                    .entry(format!("observation.{kind}"))
+                    .or_default() += 1;
+            }
+            self.observation(obj, kind)
+        } else {
+            Err(FieldError::new("action", ProblemKind::MissingField))
+        }
+    }
+
+    /// Starts a turn when `action` came from a new model request.
+    fn request(&mut self, action: &Map<String, Value>, kind: &str) -> Result<(), FieldError> {
+        let meta = action.get("tool_call_metadata").filter(|m| !m.is_null());
+        let metrics = action.get("llm_metrics").filter(|m| !m.is_null());
+        if self.marked && meta.is_none() && metrics.is_none() && kind != "message" {
+            return Ok(());
+        }
+        let cumulative = metrics
+            .and_then(|m| m.get("accumulated_token_usage"))
+            .map(|u| map::usage(u, "llm_metrics.accumulated_token_usage"))
+            .transpose()?;
+        let response = meta
+            .and_then(|m| m.get("model_response"))
+            .filter(|r| !r.is_null());
+        let key = response
+            .and_then(|r| r.get("id")?.as_str().map(str::to_string))
+            .or_else(|| cumulative.map(|(p, c)| format!("accumulated:{p}:{c}")));
+        let agent = self.agents.last_mut().expect("main agent");
+        if key.is_some() && key == agent.last_response {
+            return Ok(());
+        }
+        agent.last_response = key;
+        let exact = response
+            .and_then(|r| r.get("usage"))
+            .filter(|u| !u.is_null())
+            .map(|u| map::usage(u, "tool_call_metadata.model_response.usage"))
+            .transpose()?;
+        let delta = cumulative.map(|now| self.delta(now));
+        let usage = exact.or(delta);
+        if let Some((prompt, _)) = usage {
+            self.last_prompt = prompt;
+        }
+        self.b.request(&self.agent(), usage);
+        Ok(())
+    }
+
+    /// Tokens since the current agent's last cumulative reading. A delegate's first reading
+    /// at or above its parent's is the parent's counter continued (OpenHands shares it).
+    fn delta(&mut self, now: (u64, u64)) -> (u64, u64) {
+        let depth = self.agents.len();
+        let parent = depth.checked_sub(2).and_then(|i| self.agents[i].cumulative);
+        let agent = &mut self.agents[depth - 1];
+        let base = agent.cumulative.unwrap_or_else(|| match parent {
+            Some(p) if now.0 >= p.0 && now.1 >= p.1 => {
+                agent.shared = true;
+                p
+            }
+            _ => (0, 0),
+        });
+        agent.cumulative = Some(now);
+        if now.0 >= base.0 && now.1 >= base.1 {
+            (now.0 - base.0, now.1 - base.1)
+        } else {
+            now
+        }
+    }
+
+    fn call(
+        &mut self,
+        action: &Map<String, Value>,
+        kind: &str,
+        args: &Map<String, Value>,
+    ) -> Result<(), FieldError> {
+        self.request(action, kind)?;
+        let meta = action.get("tool_call_metadata").and_then(Value::as_object);
+        let tool_call_id = meta.and_then(|m| m.get("tool_call_id")?.as_str());
+        let id = action.get("id").and_then(Value::as_i64);
+        let call_id =
+            tool_call_id.map_or_else(|| format!("oh-{}", id.unwrap_or(-1)), str::to_string);
+        let (name, call_args) =
+            map::call_of(kind, args, meta.and_then(map::tool_call_args).as_ref());
+        let agent = self.agent();
+        if kind != "think" && agent == "main" {
+            if let Some(thought) = text(args, "thought")?.filter(|t| !t.trim().is_empty()) {
+                self.b.message("assistant", thought, None);
+            }
+        }
+        self.b.call(
+            &agent,
+            &call_id,
+            canonical_tool(TOOLS, &name),
+            call_args.clone(),
+        );
+        if let Some(id) = id {
+            self.calls.insert(id, (call_id.clone(), agent.clone()));
+        }
+        if let Some(t) = tool_call_id {
+            self.by_tool_call
+                .insert(t.to_string(), (call_id.clone(), agent.clone()));
+        }
+        match kind {
+            "finish" | "reject" if agent == "main" => {
+                let (status, summary) = map::outcome(kind, args);
+                self.b.complete(status, summary);
+                self.outcome = true;
+            }
+            "task_tracking" if text(args, "command")? != Some("view") => {
+                if let Some(items) = args.get("task_list").and_then(Value::as_array) {
+                    let todos =
+                        map::todos(items).map_err(|e| crate::ingest::json::nested("args", e))?;
+                    self.b.todos(&agent, todos);
+                }
+            }
+            "delegate" => {
+                let name = text(args, "agent")?.unwrap_or("agent");
+                self.agents.push(Agent {
+                    name: format!("delegate:{name}"),
+                    call: Some(call_id),
+                    cumulative: None,
+                    shared: false,
+                    last_response: None,
+                });
+            }
+            _ => {}
+        }
+        Ok(())
+    }
+
+    fn observation(&mut self, obs: &Map<String, Value>, kind: &str) -> Result<(), FieldError> {
+        let content = text(obs, "content")?.unwrap_or_default();
+        match kind {
+            "agent_state_changed" => {
+                self.agent_state = obs
+                    .get("extras")
+                    .and_then(|e| e.get("agent_state")?.as_str())
+                    .map(str::to_string);
+                return Ok(());
+            }
+            "condense" if !self.just_compacted => {
+                self.b.compaction(
+                    self.last_prompt,
+                    tokens_from_chars(content.chars().count() as u64),
+                    content,
+                );
+                return Ok(());
+            }
+            "condense" | "null" => return Ok(()),
+            _ => {}
+        }
+        let cause = obs.get("cause").and_then(Value::as_i64);
+        let tool_call_id = obs
+            .get("tool_call_metadata")
+            .and_then(|m| m.get("tool_call_id")?.as_str());
+        let linked = cause
+            .and_then(|c| self.calls.get(&c))
+            .or_else(|| self.by_tool_call.get(tool_call_id?))
+            .cloned();
+        if kind == "delegate" {
+            self.end_delegate(linked.as_ref().map(|(call, _)| call.as_str()));
+        }
+        if kind == "error" {
+            self.last_error = content.to_string();
+        }
+        match linked {
+            Some((call_id, agent)) => {
+                let success = map::succeeded(kind, obs, content);
+                let class = (!success).then(|| error_class(ERRORS, content)).flatten();
+                self.b.result(&agent, &call_id, success, content, class);
+            }
+            None if !content.is_empty() && self.agents.len() == 1 => {
+                self.b.message("user", content, None)
+            }
+            None => {}
+        }
+        Ok(())
+    }
+
+    /// Closes the delegate started by `call` (the innermost one when unknown), and any
+    /// delegate it left open; a parent sharing the counter continues from its reading.
+    fn end_delegate(&mut self, call: Option<&str>) {
+        let Some(depth) = self
+            .agents
+            .iter()
+            .rposition(|a| a.call.is_some() && (call.is_none() || a.call.as_deref() == call))
+        else {
+            return;
+        };
+        while self.agents.len() > depth {
+            let done = self.agents.pop().expect("delegate");
+            let parent = self.agents.last_mut().expect("main agent");
+            if done.shared && done.cumulative.is_some() {
+                parent.cumulative = done.cumulative;
+            }
+        }
+    }
+
+    pub fn outcome_at_end(&mut self, error: Option<&str>) {
+        if self.outcome {
+            return;
+        }
+        match self.agent_state.as_deref() {
+            Some(state @ ("error" | "stopped")) => {
+                let summary = error.unwrap_or(&self.last_error).to_string();
+                self.b.complete(state, &summary);
+            }
+            _ => {
+                if let Some(error) = error {
+                    self.b.complete("error", error);
+                }
+            }
+        }
+    }
+}

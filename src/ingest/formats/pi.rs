@@ -1,0 +1,142 @@
+//! pi coding-agent session logs (issue #6).
+//!
+//! pi (`badlogic/pi-mono`, `packages/coding-agent`) appends one JSON object per line to
+//! `~/.pi/agent/sessions/--<cwd>--/<timestamp>_<uuid>.jsonl`. Session versions 1-3 are read
+//! alike (v1, e.g. pi 0.7, has no `version` and no `id`/`parentId` on entries). Section
+//! *pi session logs* of docs/FORMAT.md has the details. Shape and mapping:
+//!
+//! | line `type` | becomes |
+//! |---|---|
+//! | `session` (`id`, `timestamp`, `cwd`, ...) | `session_start` with `cwd` |
+//! | `message`, `role: "user"` / `"custom"` / `"bashExecution"` | history only (user text; a `!cmd` the user ran is not a model tool call) |
+//! | `message`, `role: "assistant"` (`usage`, `stopReason`) | one turn: `model_usage` (prompt = `input + cacheRead + cacheWrite`, completion = `output`), then its `toolCall` items |
+//! | `message`, `role: "toolResult"` (`toolCallId`, `isError`) | `tool_result`: success = `!isError`, class from [`ERRORS`] |
+//! | `compaction` (`summary`, `tokensBefore`, `firstKeptEntryId`) | `compaction`; the history restarts from the summary plus the kept entries |
+//! | `branch_summary`, `custom_message` | history (user text) |
+//! | `model_change`, `thinking_level_change`, `label`, `session_info`, `custom` | nothing (not sent to the model) |
+//!
+//! Every assistant message is a request, aborted ones with zero usage included: pi had
+//! started it. Tool calls of an `aborted` or `error` request were never run; they are kept
+//! only if a result for them turns up. Tool names map by [`TOOLS`], argument keys by
+//! [`ARGS`]; the `todo` extension's result `details.todos` becomes a `todo_write`.
+//! Not recorded by pi: a run outcome (no `task_complete`), sub-agents (pi runs them as
+//! separate sessions), system prompt, cwd per call. Branches (`parentId` jumps) are read in
+//! file order, so frames after a branch switch still hold the abandoned branch.
+
+use super::builder::{Builder, ErrorTable, ToolTable};
+use crate::ingest::error::{FieldError, ParseError, Policy, ProblemKind};
+use crate::ingest::events::json_problem;
+use crate::ingest::LoadedRun;
+use session::Session;
+use std::io::BufRead;
+use std::path::Path;
+
+/// pi's tool names → the canonical vocabulary (docs/FORMAT.md, *Tool kinds*).
+pub const TOOLS: ToolTable = &[
+    ("bash", "shell"),
+    ("edit", "file_edit"),
+    ("write", "file_write"),
+    ("read", "file_read"),
+    ("grep", "grep"),
+    ("find", "find"),
+    ("ls", "ls"),
+    ("todo", "todo_write"),
+];
+
+/// pi's argument keys → canonical ones (also inside an `edits` batch).
+pub const ARGS: &[(&str, &str)] = &[("oldText", "old_string"), ("newText", "new_string")];
+
+/// Wordings of pi's tools (`core/tools/*.ts`) → error classes.
+pub const ERRORS: ErrorTable = &[
+    ("Could not find the exact text", "stale_edit"),
+    ("Could not find edits[", "stale_edit"),
+    ("File not found", "not_found"),
+    ("Path not found", "not_found"),
+    ("ENOENT", "not_found"),
+];
+
+mod session;
+mod shape;
+
+/// A pi session line: the header, or a message entry in pi's own vocabulary.
+pub fn sniff(head: &serde_json::Value) -> bool {
+    let is_str =
+        |v: &serde_json::Value, k: &str| v.get(k).is_some_and(serde_json::Value::is_string);
+    match head.get("type").and_then(serde_json::Value::as_str) {
+        Some("session") => is_str(head, "id") && is_str(head, "timestamp") && is_str(head, "cwd"),
+        Some("message") => head.get("message").is_some_and(|m| {
+            match m.get("role").and_then(serde_json::Value::as_str) {
+                Some("toolResult") => is_str(m, "toolCallId") && m.get("isError").is_some(),
+                Some("assistant") => {
+                    m.get("stopReason").is_some() && m.get("content").is_some_and(|c| c.is_array())
+                }
+                _ => false,
+            }
+        }),
+        _ => false,
+    }
+}
+
+pub fn import(path: &Path, policy: Policy) -> Result<LoadedRun, ParseError> {
+    let shown = crate::ingest::display(path);
+    let located = |line: Option<u64>, kind| ParseError {
+        path: shown.clone(),
+        line,
+        field: None,
+        kind,
+    };
+    let file = std::fs::File::open(path).map_err(|e| {
+        located(
+            None,
+            if e.kind() == std::io::ErrorKind::NotFound {
+                ProblemKind::MissingFile
+            } else {
+                ProblemKind::Io(e.to_string())
+            },
+        )
+    })?;
+    let mut reader = std::io::BufReader::new(file);
+    let mut run = Session::new(Builder::new(&shown));
+    let (mut buf, mut buffers, mut number) = (Vec::new(), simd_json::Buffers::default(), 0u64);
+    loop {
+        buf.clear();
+        let read = match reader.read_until(b'\n', &mut buf) {
+            Ok(0) => break,
+            Ok(n) => n,
+            Err(e) => {
+                run.b.problems.record(
+                    policy,
+                    located(Some(number + 1), ProblemKind::Io(e.to_string())),
+                )?;
+                break;
+            }
+        };
+        number += 1;
+        run.b.stats.bytes += read as u64;
+        let terminated = buf.last() == Some(&b'\n');
+        while buf.last().is_some_and(|b| *b == b'\n' || *b == b'\r') {
+            buf.pop();
+        }
+        if buf.iter().all(u8::is_ascii_whitespace) {
+            continue;
+        }
+        let outcome = match simd_json::to_borrowed_value_with_buffers(&mut buf, &mut buffers) {
+            Err(e) if !terminated && !matches!(json_problem(&e), ProblemKind::InvalidUtf8) => {
+                Err(FieldError::new("", ProblemKind::Truncated))
+            }
+            Err(e) => Err(FieldError::new("", json_problem(&e))),
+            Ok(value) => run.entry(&value),
+        };
+        if let Err(e) = outcome {
+            let field = (!e.field.is_empty()).then_some(e.field);
+            run.b.problems.record(
+                policy,
+                ParseError {
+                    field,
+                    ..located(Some(number), e.kind)
+                },
+            )?;
+        }
+    }
+    Ok(run.b.finish())
+}

@@ -1,0 +1,322 @@
+//! The mapping of pi's session entries onto the event model (see the parent module).
+
+use super::shape::{content_text, rename, todo, wrong};
+use super::{ERRORS, TOOLS};
+use crate::ingest::error::{FieldError, ProblemKind};
+use crate::ingest::formats::builder::{canonical_tool, error_class, Builder};
+use crate::ingest::json::{
+    nested, opt_array, opt_bool, opt_count, opt_str, req_bool, req_str, to_serde, Object,
+};
+use crate::model::tokens_from_chars;
+use simd_json::prelude::*;
+use simd_json::BorrowedValue;
+use std::collections::{HashMap, VecDeque};
+
+/// Known top-level keys per line type; others are counted as `type.field`.
+const FIELDS: &[(&str, &[&str])] = &[
+    (
+        "session",
+        &[
+            "version",
+            "cwd",
+            "provider",
+            "modelId",
+            "thinkingLevel",
+            "parentSession",
+            "branchedFrom",
+        ],
+    ),
+    ("message", &["message"]),
+    ("model_change", &["provider", "modelId"]),
+    ("thinking_level_change", &["thinkingLevel"]),
+    (
+        "compaction",
+        &[
+            "summary",
+            "firstKeptEntryId",
+            "firstKeptEntryIndex",
+            "tokensBefore",
+            "details",
+            "fromHook",
+        ],
+    ),
+    (
+        "branch_summary",
+        &["fromId", "summary", "details", "fromHook"],
+    ),
+    (
+        "custom_message",
+        &["customType", "content", "details", "display"],
+    ),
+    ("custom", &["customType", "data"]),
+    ("label", &["targetId", "label"]),
+    ("session_info", &["name"]),
+];
+
+/// Context kept for a compaction's `firstKeptEntryId`: the latest messages, this many characters.
+const WINDOW_CHARS: usize = 1 << 20;
+
+/// A message in the recent context, for the entries a compaction keeps.
+struct Kept {
+    index: u64,
+    role: &'static str,
+    text: String,
+    call: Option<String>,
+}
+
+#[derive(Default)]
+pub(super) struct Session {
+    pub(super) b: Builder,
+    /// Calls of an aborted or failed request, by id: emitted only if a result turns up.
+    unrun: HashMap<String, (String, serde_json::Map<String, serde_json::Value>)>,
+    window: VecDeque<Kept>,
+    window_chars: usize,
+    /// Entry ids (v2+) by entry index, for `firstKeptEntryId`.
+    ids: HashMap<String, u64>,
+}
+
+impl Session {
+    pub(super) fn new(b: Builder) -> Self {
+        Self {
+            b,
+            ..Default::default()
+        }
+    }
+
+    pub(super) fn entry(&mut self, value: &BorrowedValue<'_>) -> Result<(), FieldError> {
+        let obj = value
+            .as_object()
+            .ok_or(FieldError::new("", ProblemKind::NotAnObject))?;
+        let kind = req_str(obj, "type")?;
+        let id = opt_str(obj, "id")?;
+        self.b.record();
+        // The entry's position in pi's own entry list (v1 `firstKeptEntryIndex`).
+        let index = self.b.stats.records - 1;
+        if let Some(id) = id {
+            self.ids.insert(id.to_string(), index);
+        }
+        if let Some((_, known)) = FIELDS.iter().find(|(t, _)| *t == kind) {
+            for key in obj
+                .keys()
+                .filter(|k| !["type", "id", "parentId", "timestamp"].contains(&k.as_ref()))
+            {
+                if !known.contains(&key.as_ref()) {
+                    *self
+                        .b
+                        .stats
+                        .unknown_fields
+                        .entry(format!("{kind}.{key}"))
+                        .or_default() += 1;
+                }
+            }
+        }
+        let at = |role, text: String| Kept {
+            index,
+            role,
+            text,
+            call: None,
+        };
+        match kind {
+            "session" => self
+                .b
+                .session_start(opt_str(obj, "cwd")?.map(str::to_string)),
+            "message" => {
+                let m = obj.get("message").and_then(|m| m.as_object());
+                let m = m.ok_or(FieldError::new("message", ProblemKind::MissingField))?;
+                self.message(m, at("user", String::new()))
+                    .map_err(|e| nested("message", e))?;
+            }
+            "compaction" => {
+                let summary = req_str(obj, "summary")?;
+                let before = opt_count(obj, "tokensBefore")?.unwrap_or(0);
+                let first = match opt_str(obj, "firstKeptEntryId")? {
+                    Some(f) => self.ids.get(f).copied(),
+                    None => opt_count(obj, "firstKeptEntryIndex")?,
+                };
+                // Kept: the messages from the first kept entry on (none if it is unknown).
+                let start = self
+                    .window
+                    .iter()
+                    .position(|k| first.is_some_and(|f| k.index >= f))
+                    .unwrap_or(self.window.len());
+                let kept: Vec<Kept> = self.window.drain(start..).collect();
+                let chars = summary.chars().count()
+                    + kept.iter().map(|k| k.text.chars().count()).sum::<usize>();
+                self.b
+                    .compaction(before, tokens_from_chars(chars as u64), summary);
+                self.window.clear();
+                self.window_chars = 0;
+                self.remember(at("user", summary.to_string()));
+                for k in kept {
+                    self.b.message(k.role, &k.text, k.call.as_deref());
+                    self.remember(k);
+                }
+            }
+            "branch_summary" => {
+                let summary = req_str(obj, "summary")?;
+                self.say(at("user", summary.to_string()));
+            }
+            "custom_message" => {
+                let text = content_text(obj)?;
+                self.say(at("user", text));
+            }
+            "model_change" | "thinking_level_change" | "label" | "session_info" | "custom" => {}
+            other => {
+                *self
+                    .b
+                    .stats
+                    .unknown_types
+                    .entry(other.to_string())
+                    .or_default() += 1
+            }
+        }
+        Ok(())
+    }
+
+    fn message(&mut self, m: &Object<'_>, at: Kept) -> Result<(), FieldError> {
+        match req_str(m, "role")? {
+            "user" | "custom" | "hookMessage" => {
+                let text = content_text(m)?;
+                self.say(Kept { text, ..at });
+            }
+            "bashExecution" => {
+                if opt_bool(m, "excludeFromContext")? != Some(true) {
+                    let (command, output) = (
+                        opt_str(m, "command")?.unwrap_or(""),
+                        opt_str(m, "output")?.unwrap_or(""),
+                    );
+                    self.say(Kept {
+                        text: format!("Ran `{command}`\n{output}"),
+                        ..at
+                    });
+                }
+            }
+            "assistant" => self.assistant(m, at)?,
+            "toolResult" => self.tool_result(m, at)?,
+            role => {
+                *self
+                    .b
+                    .stats
+                    .unknown_types
+                    .entry(format!("message.{role}"))
+                    .or_default() += 1
+            }
+        }
+        Ok(())
+    }
+
+    fn assistant(&mut self, m: &Object<'_>, at: Kept) -> Result<(), FieldError> {
+        // Validate the whole record before it changes anything.
+        let usage = match m.get("usage").filter(|u| !u.is_null()) {
+            None => None,
+            Some(u) => {
+                let u = u.as_object().ok_or_else(|| wrong("usage", "object", u))?;
+                let n = |k| {
+                    opt_count(u, k)
+                        .map(Option::unwrap_or_default)
+                        .map_err(|e| nested("usage", e))
+                };
+                Some((
+                    n("input")? + n("cacheRead")? + n("cacheWrite")?,
+                    n("output")?,
+                ))
+            }
+        };
+        let ran = !matches!(opt_str(m, "stopReason")?, Some("aborted" | "error"));
+        let mut texts = Vec::new();
+        let mut calls = Vec::new();
+        for (i, item) in opt_array(m, "content")?.into_iter().flatten().enumerate() {
+            let Some(item) = item.as_object() else {
+                continue;
+            };
+            let here = |e| nested(&format!("content[{i}]"), e);
+            match opt_str(item, "type").map_err(here)? {
+                Some("text") => texts.push(
+                    opt_str(item, "text")
+                        .map_err(here)?
+                        .unwrap_or("")
+                        .to_string(),
+                ),
+                Some("toolCall") => {
+                    let id = req_str(item, "id").map_err(here)?.to_string();
+                    let name = req_str(item, "name").map_err(here)?;
+                    let args = match item.get("arguments") {
+                        None => serde_json::Map::new(),
+                        Some(a) => match to_serde(a) {
+                            serde_json::Value::Null => serde_json::Map::new(),
+                            serde_json::Value::Object(map) => rename(map),
+                            _ => return Err(here(wrong("arguments", "object", a))),
+                        },
+                    };
+                    texts.push(format!(
+                        "{name} {}",
+                        serde_json::Value::Object(args.clone())
+                    ));
+                    calls.push((id, canonical_tool(TOOLS, name), args));
+                }
+                _ => {}
+            }
+        }
+        self.unrun.clear();
+        self.b.request("main", usage);
+        self.say(Kept {
+            role: "assistant",
+            text: texts.join("\n"),
+            ..at
+        });
+        for (id, tool, args) in calls {
+            if ran {
+                self.b.call("main", &id, tool, args);
+            } else {
+                self.unrun.insert(id, (tool, args));
+            }
+        }
+        Ok(())
+    }
+
+    fn tool_result(&mut self, m: &Object<'_>, at: Kept) -> Result<(), FieldError> {
+        let call_id = req_str(m, "toolCallId")?.to_string();
+        let failed = req_bool(m, "isError")?;
+        let output = content_text(m)?;
+        if let Some((tool, args)) = self.unrun.remove(&call_id) {
+            self.b.call("main", &call_id, tool, args);
+        }
+        let class = if failed {
+            error_class(ERRORS, &output)
+        } else {
+            None
+        };
+        self.b.result("main", &call_id, !failed, &output, class);
+        self.remember(Kept {
+            role: "tool",
+            text: output,
+            call: Some(call_id),
+            ..at
+        });
+        let todos = m
+            .get("details")
+            .and_then(|d| d.get("todos"))
+            .and_then(|t| t.as_array());
+        if let Some(list) =
+            todos.filter(|_| !failed && opt_str(m, "toolName").ok().flatten() == Some("todo"))
+        {
+            self.b.todos("main", list.iter().filter_map(todo).collect());
+        }
+        Ok(())
+    }
+
+    /// A message the model sees from now on.
+    fn say(&mut self, kept: Kept) {
+        self.b.message(kept.role, &kept.text, None);
+        self.remember(kept);
+    }
+
+    fn remember(&mut self, kept: Kept) {
+        self.window_chars += kept.text.len();
+        self.window.push_back(kept);
+        while self.window_chars > WINDOW_CHARS && self.window.len() > 1 {
+            let old = self.window.pop_front().map_or(0, |k| k.text.len());
+            self.window_chars -= old;
+        }
+    }
+}

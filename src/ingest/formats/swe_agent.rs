@@ -1,0 +1,308 @@
+//! SWE-agent trajectories (`<instance>.traj`), as written by SWE-agent (princeton-nlp /
+//! SWE-agent/SWE-agent) 0.x, and the same shape in 1.x.
+//!
+//! One JSON document per task: `{environment, trajectory, history, info}`. Each
+//! `trajectory[]` step is one model call and the action it chose: `{action, observation,
+//! response, thought, state?, execution_time?, query?}`; `history[]` is the message list
+//! sent to the model (`role`, `content`, `agent`, `is_demo`, ...); `info` holds
+//! `exit_status`, `submission` and `model_stats {tokens_sent, tokens_received, api_calls,
+//! instance_cost}`.
+//!
+//! Mapping:
+//! - one turn per step, whose `action` is one tool call (`step-<n>`) read with [`TOOLS`]
+//!   from its command word: `edit <start>:<end>` + replacement + `end_of_edit` is a
+//!   `file_edit` of the open file (`state.open_file`) with `startLine`/`endLine` as its
+//!   target and the replacement as `new_string`; `open`/`goto`/`scroll_*` read the open
+//!   file; `search_dir`/`search_file`/`find_file` search (`pattern`, `path`); `create` writes
+//!   an empty file; `submit` completes; `str_replace_editor <command> <path> --old_str ...`
+//!   (1.x) maps by its command, flags renamed to `old_string`, `new_string`, `content`,
+//!   `insert_line`; anything else is a `shell` call with the whole action as `command`.
+//!   Steps whose action is empty or a harness exit (`exit_cost`, `exit_context`, ...) are
+//!   no model call: no turn, no call.
+//! - the open file: a string `state` (0.x) is the state shown with the step's prompt, an
+//!   object `state` (1.x) the state after it; without either, `open`/`create` set it.
+//! - results: no exit code is recorded, so the observation decides. An observation whose
+//!   first line is a file window or listing header (`VIEWS`) succeeded; otherwise its first
+//!   and last lines are matched against [`ERRORS`] (first row wins), and a match is a
+//!   failure of that class. The 0.x edit linter's rejection ("Your proposed edit has
+//!   introduced new syntax error(s)": the edit was not applied) is `tool_failed`, not a stale
+//!   edit: the target range was valid, the new text was not.
+//! - usage: per-call tokens are not recorded, only `info.model_stats` totals. They are
+//!   spread over the turns (an estimate, exact in sum, deterministic: largest remainder,
+//!   ties to the earlier turn) in proportion to each call's prompt size: the step's `query`
+//!   messages (1.x) if every step has them, else the main agent's `history` before its n-th
+//!   assistant message (if history has one per step), else evenly; completions in
+//!   proportion to each step's `response`.
+//! - outcome: `info.exit_status` `submitted` is `completed`; any other status is kept as
+//!   recorded (`exit_cost`, `submitted (exit_context)`: not a completion claim); the summary
+//!   is `info.submission`.
+//! - frames: `history` before the first assistant message (system prompt, demonstration,
+//!   issue), then each step's response and observation, reconstructed by the Builder.
+//!
+//! Not recorded: exit codes, per-call usage and timestamps; which messages a history
+//! processor dropped from a prompt (the estimate counts the whole history); history of
+//! other agents (not in `trajectory`); requeries after format errors (in `api_calls`, not
+//! in the steps: their tokens land on the steps).
+
+mod action;
+mod skim;
+mod usage;
+
+use super::builder::{canonical_tool, error_class, Builder, ErrorTable, ToolTable};
+use super::read_document;
+use crate::ingest::error::{ParseError, Policy, ProblemKind};
+use crate::ingest::LoadedRun;
+use serde_json::{Map, Value};
+use std::path::Path;
+
+/// SWE-agent command words to the canonical tool names; any other command is `shell`.
+pub const TOOLS: ToolTable = &[
+    ("edit", "file_edit"),
+    ("insert", "file_edit"),
+    ("open", "file_read"),
+    ("goto", "file_read"),
+    ("scroll_up", "file_read"),
+    ("scroll_down", "file_read"),
+    ("search_dir", "search"),
+    ("search_file", "search"),
+    ("find_file", "search"),
+    ("create", "file_write"),
+    ("submit", "task_complete"),
+    ("str_replace_editor view", "file_read"),
+    ("str_replace_editor create", "file_write"),
+    ("str_replace_editor str_replace", "file_edit"),
+    ("str_replace_editor insert", "file_edit"),
+    ("str_replace_editor undo_edit", "file_edit"),
+];
+
+/// Error wordings (first and last line of an observation) to error classes; first row wins.
+pub const ERRORS: ErrorTable = &[
+    (
+        "Your proposed edit has introduced new syntax error",
+        "tool_failed",
+    ),
+    ("did not appear verbatim", "stale_edit"),
+    ("No replacement was performed", "tool_failed"),
+    ("No such file or directory", "not_found"),
+    ("does not exist", "not_found"),
+    ("command not found", "tool_failed"),
+    (" not found", "not_found"),
+    ("No file open", "tool_failed"),
+    ("Usage: ", "tool_failed"),
+    ("Traceback (most recent call last)", "tool_failed"),
+    ("Error:", "tool_failed"),
+    ("Permission denied", "tool_failed"),
+    ("fatal: ", "tool_failed"),
+    ("timed out", "tool_failed"),
+    ("took more than", "tool_failed"),
+    ("already exists", "tool_failed"),
+    ("is not an absolute path", "tool_failed"),
+    ("Invalid `", "tool_failed"),
+    (" failed", "tool_failed"),
+];
+
+/// First lines of observations that show a file window, a listing or a diff: successes
+/// whose body (file text) is not read for errors.
+const VIEWS: [&str; 8] = [
+    "[File: ",
+    "Here's the result of running `cat -n`",
+    "Here's the files and directories",
+    "The file ",
+    "File created successfully",
+    "Last edit to ",
+    "Found ",
+    "diff --git",
+];
+
+/// The head of a document is a SWE-agent trajectory: a top-level `trajectory` array whose
+/// first step has an `action` and an `observation`, `response` or `thought`; or, beside an
+/// `environment` key, one that is empty or cut before those (only step keys seen).
+pub fn sniff(head: &str) -> bool {
+    let shape = skim::shape(head);
+    let has = |keys: &[String], k: &str| keys.iter().any(|x| x == k);
+    if !shape.trajectory || has(&shape.keys, "trajectory_format") {
+        return false;
+    }
+    let step = shape.first_step.unwrap_or_default();
+    if has(&step, "action")
+        && ["observation", "response", "thought"]
+            .iter()
+            .any(|k| has(&step, k))
+    {
+        return true;
+    }
+    has(&shape.keys, "environment") && step.iter().all(|k| STEP_KEYS.contains(&k.as_str()))
+}
+
+/// The keys a trajectory step may have.
+const STEP_KEYS: [&str; 8] = [
+    "action",
+    "observation",
+    "response",
+    "thought",
+    "state",
+    "execution_time",
+    "query",
+    "extra_info",
+];
+
+pub fn import(path: &Path, policy: Policy) -> Result<LoadedRun, ParseError> {
+    let (shown, bytes) = read_document(path)?;
+    let mut b = Builder::new(&shown);
+    b.stats.bytes = bytes.len() as u64;
+    let problem = |field: Option<&str>, kind| ParseError {
+        path: shown.clone(),
+        line: None,
+        field: field.map(str::to_string),
+        kind,
+    };
+    let doc: Value = match serde_json::from_slice(&bytes) {
+        Ok(doc) => doc,
+        Err(e) => {
+            let kind = if e.is_eof() {
+                ProblemKind::Truncated
+            } else {
+                ProblemKind::InvalidJson(e.to_string())
+            };
+            b.problems.record(policy, problem(None, kind))?;
+            return Ok(b.finish());
+        }
+    };
+    let Some(doc) = doc.as_object() else {
+        b.problems
+            .record(policy, problem(None, ProblemKind::NotAnObject))?;
+        return Ok(b.finish());
+    };
+    let Some(Value::Array(raw_steps)) = doc.get("trajectory") else {
+        let kind = match doc.get("trajectory") {
+            None | Some(Value::Null) => ProblemKind::MissingField,
+            Some(v) => wrong_type("array", v),
+        };
+        b.problems
+            .record(policy, problem(Some("trajectory"), kind))?;
+        return Ok(b.finish());
+    };
+    let mut steps: Vec<&Map<String, Value>> = Vec::new();
+    for (i, raw) in raw_steps.iter().enumerate() {
+        let Some(step) = raw.as_object() else {
+            let field = format!("trajectory[{i}]");
+            b.problems
+                .record(policy, problem(Some(&field), ProblemKind::NotAnObject))?;
+            continue;
+        };
+        let bad = ["action", "observation", "response"]
+            .into_iter()
+            .find_map(|k| {
+                let v = step.get(k).filter(|v| !v.is_string() && !v.is_null())?;
+                Some((format!("trajectory[{i}].{k}"), wrong_type("string", v)))
+            });
+        match bad {
+            Some((field, kind)) => b.problems.record(policy, problem(Some(&field), kind))?,
+            None => steps.push(step),
+        }
+    }
+    let text = |step: &Map<String, Value>, k: &str| {
+        step.get(k)
+            .and_then(Value::as_str)
+            .unwrap_or("")
+            .to_string()
+    };
+    let calls: Vec<&Map<String, Value>> = steps
+        .iter()
+        .copied()
+        .filter(|s| action::is_model_call(&text(s, "action")))
+        .collect();
+
+    let history = usage::history_of(doc.get("history"));
+    let usage = usage::usage(doc.get("info"), &calls, &history);
+    b.session_start(steps.iter().find_map(|s| action::state(s).1));
+    let first_reply = history
+        .iter()
+        .position(|m| m.role == "assistant" && !m.demo)
+        .unwrap_or(history.len());
+    for m in &history[..first_reply] {
+        b.message(&m.role, &m.content, None);
+    }
+    let mut open: Option<String> = None;
+    let mut calls_seen = 0;
+    for step in steps {
+        b.record();
+        let action = text(step, "action");
+        let (open_file, _, after) = action::state(step);
+        if !after {
+            open = open_file.clone().or(open);
+        }
+        if !action::is_model_call(&action) {
+            continue;
+        }
+        b.request("main", usage.get(calls_seen).copied().flatten());
+        calls_seen += 1;
+        b.message("assistant", &text(step, "response"), None);
+        let key = action::command_key(&action);
+        let known = TOOLS.iter().any(|(word, _)| *word == key);
+        let tool = if known {
+            canonical_tool(TOOLS, &key)
+        } else {
+            "shell".to_string()
+        };
+        let args = action::arguments(if known { &key } else { "" }, &action, open.as_deref());
+        let id = format!("step-{}", b.turn());
+        b.call("main", &id, tool, args);
+        let observation = text(step, "observation");
+        let class = failure(&observation);
+        b.result("main", &id, class.is_none(), &observation, class);
+        match after {
+            true => open = open_file.or(open),
+            false => open = action::opens(&key, &action).or(open),
+        }
+    }
+    outcome(&mut b, doc.get("info"));
+    Ok(b.finish())
+}
+
+fn wrong_type(expected: &'static str, v: &Value) -> ProblemKind {
+    let found = match v {
+        Value::Null => "null",
+        Value::Bool(_) => "boolean",
+        Value::Number(n) if n.is_f64() => "number",
+        Value::Number(_) => "integer",
+        Value::String(_) => "string",
+        Value::Array(_) => "array",
+        Value::Object(_) => "object",
+    };
+    ProblemKind::WrongType {
+        expected,
+        found: found.into(),
+    }
+}
+
+/// The failure class an observation reports, `None` when it succeeded.
+fn failure(observation: &str) -> Option<String> {
+    let mut lines = observation.lines().map(str::trim).filter(|l| !l.is_empty());
+    let first = lines.next()?;
+    if VIEWS.iter().any(|v| first.starts_with(v)) {
+        return None;
+    }
+    let voice = format!("{first}\n{}", lines.next_back().unwrap_or(""));
+    error_class(ERRORS, &voice)
+}
+
+/// `info.exit_status` and `info.submission` as the run's completion.
+fn outcome(b: &mut Builder, info: Option<&Value>) {
+    let Some(info) = info else { return };
+    let status = info.get("exit_status").and_then(Value::as_str);
+    let submission = match info.get("submission") {
+        Some(Value::String(s)) => Some(s.clone()),
+        None | Some(Value::Null) => None,
+        Some(other) => Some(other.to_string()),
+    };
+    if status.is_none() && submission.is_none() {
+        return;
+    }
+    let status = match status.map(str::trim) {
+        Some(s) if s.eq_ignore_ascii_case("submitted") => "completed",
+        Some(s) => s,
+        None => "unknown",
+    };
+    b.complete(status, submission.as_deref().unwrap_or(""));
+}

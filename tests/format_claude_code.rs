@@ -1,0 +1,406 @@
+//! Claude Code session logs (`src/ingest/formats/claude_code.rs`): detection, turns,
+//! tool kinds, error classes, usage, sub-agents, compactions, todos, guards, the CLI.
+
+mod common;
+
+use hindsight::config::Config;
+use hindsight::ingest::formats::{detect, import, InputFormat};
+use hindsight::ingest::{LoadedRun, Policy, ProblemKind};
+use hindsight::model::{Event, EventKind};
+use hindsight::normalize::{ErrorClass, RunState, Step, ToolKind};
+use hindsight::replay::ProjectReplayer;
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+const DIR: &str = "tests/fixtures/formats/claude_code/-path-to-shop";
+/// The stuck session: stale edits, a sub-agent, a compaction, failing tests.
+const STUCK: &str = "3f2a9c4e-7b1d-4e8a-9c3f-5d6e7a8b9c01";
+/// The later, healthy session (starts with a `summary` title line).
+const HEALTHY: &str = "8c1d2e3f-4a5b-4c6d-8e7f-9a0b1c2d3e04";
+
+fn fixture(run: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join(DIR)
+        .join(format!("{run}.jsonl"))
+}
+
+fn load(run: &str) -> LoadedRun {
+    import(&fixture(run), run, InputFormat::ClaudeCode, Policy::Strict)
+        .expect("fixture loads strictly")
+}
+
+/// Each result's call id → (tool kind of its call, agent, outcome) after normalization.
+fn outcomes(run: &LoadedRun) -> BTreeMap<String, (ToolKind, String, bool, Option<ErrorClass>)> {
+    let mut state = RunState::new();
+    let mut out = BTreeMap::new();
+    for event in &run.events {
+        if let Step::Result { call, outcome, .. } = state.step(event).step {
+            let entry = (
+                call.kind,
+                call.agent.clone(),
+                outcome.success,
+                outcome.error_class,
+            );
+            out.insert(call.call_id.clone(), entry);
+        }
+    }
+    out
+}
+
+fn usage(events: &[Event]) -> Vec<(u32, String, u64, u64)> {
+    events
+        .iter()
+        .filter_map(|e| match e.kind {
+            EventKind::ModelUsage {
+                prompt_tokens,
+                completion_tokens,
+            } => Some((
+                e.at.turn,
+                e.at.agent.clone(),
+                prompt_tokens,
+                completion_tokens,
+            )),
+            _ => None,
+        })
+        .collect()
+}
+
+fn files_under(dir: &Path, out: &mut Vec<PathBuf>) {
+    for entry in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+        let path = entry.path();
+        if path.is_dir() {
+            files_under(&path, out);
+        } else {
+            out.push(path);
+        }
+    }
+}
+
+#[test]
+fn detection_is_by_structure() {
+    for run in [STUCK, HEALTHY] {
+        assert_eq!(
+            detect(&fixture(run)),
+            Some(InputFormat::ClaudeCode),
+            "{run}"
+        );
+    }
+    // Other formats' fixtures (and the .omnius event streams) are not Claude Code.
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures");
+    let mut others = Vec::new();
+    files_under(&root, &mut others);
+    let others: Vec<_> = others
+        .into_iter()
+        .filter(|p| !p.to_string_lossy().contains("formats/claude_code"))
+        .filter(|p| {
+            p.extension()
+                .is_some_and(|e| e == "jsonl" || e == "json" || e == "traj")
+        })
+        .collect();
+    assert!(!others.is_empty());
+    for path in &others {
+        assert_ne!(
+            detect(path),
+            Some(InputFormat::ClaudeCode),
+            "{}",
+            path.display()
+        );
+    }
+    // Chat-shaped JSON without Claude Code's session structure is not taken either.
+    let dir = tempfile::tempdir().expect("tempdir");
+    for (name, text) in [
+        ("chat.jsonl", "{\"type\":\"user\",\"message\":{\"role\":\"user\",\"content\":\"hi\"}}\n"),
+        ("pi.jsonl", "{\"type\":\"session\",\"id\":\"s1\",\"cwd\":\"/w\"}\n{\"type\":\"message\",\"message\":{\"role\":\"user\",\"content\":\"hi\"}}\n"),
+        ("doc.json", "{\"info\":{\"exit_status\":\"Submitted\"},\"messages\":[]}"),
+        ("title.jsonl", "{\"type\":\"summary\",\"summary\":\"no leaf\"}\n"),
+    ] {
+        let path = dir.path().join(name);
+        std::fs::write(&path, text).expect("write");
+        assert_ne!(detect(&path), Some(InputFormat::ClaudeCode), "{name}");
+    }
+}
+
+#[test]
+fn one_turn_per_assistant_message_with_usage_counted_once() {
+    let run = load(STUCK);
+    let usage = usage(&run.events);
+    // 15 main responses and 3 of the sub-agent; responses split over several lines count once.
+    assert_eq!(usage.len(), 18);
+    let turns: Vec<u32> = usage.iter().map(|u| u.0).collect();
+    assert_eq!(turns, (1..=18).collect::<Vec<_>>());
+    assert_eq!(usage.iter().filter(|u| u.1 == "main").count(), 15);
+    // The first response spans two lines; its last line holds the full output count.
+    assert_eq!(usage[0], (1, "main".into(), 4 + 9120 + 4734, 164));
+    // One frame per main request at most, never for the sub-agent.
+    assert!(run.frames.iter().all(|f| f.agent == "main"));
+    assert_eq!(run.frames.len(), 15);
+}
+
+#[test]
+fn token_totals_are_input_plus_cache_and_output() {
+    for (run, prompt, completion) in [(STUCK, 197_943, 1_947), (HEALTHY, 88_208, 623)] {
+        let usage = usage(&load(run).events);
+        assert_eq!(usage.iter().map(|u| u.2).sum::<u64>(), prompt, "{run}");
+        assert_eq!(usage.iter().map(|u| u.3).sum::<u64>(), completion, "{run}");
+    }
+}
+
+#[test]
+fn tools_map_to_canonical_kinds_and_argument_keys() {
+    let stuck = outcomes(&load(STUCK));
+    let healthy = outcomes(&load(HEALTHY));
+    let kind = |id: &str| stuck.get(id).or_else(|| healthy.get(id)).map(|o| o.0);
+    for (id, expected) in [
+        ("toolu_01Bs1", ToolKind::Shell),
+        ("toolu_01Ed1", ToolKind::Edit),
+        ("toolu_02Me1", ToolKind::Edit),
+        ("toolu_01Wr1", ToolKind::Write),
+        ("toolu_01Rd1", ToolKind::Read),
+        ("toolu_01Gr1", ToolKind::Search),
+        ("toolu_02Gl1", ToolKind::Search),
+        ("toolu_01Td1", ToolKind::TodoWrite),
+        ("toolu_01Tk1", ToolKind::Other),
+    ] {
+        assert_eq!(kind(id), Some(expected), "{id}");
+    }
+    for event in load(STUCK).events {
+        if let EventKind::ToolCall(call) = event.kind {
+            assert!(!call.args.contains_key("file_path"), "{}", call.call_id);
+            if call.tool.starts_with("file_") {
+                assert!(call.args["path"]
+                    .as_str()
+                    .is_some_and(|p| p.starts_with("/path/to/shop/")));
+            }
+        }
+    }
+}
+
+#[test]
+fn results_keep_the_harness_signal_and_error_classes() {
+    let stuck = outcomes(&load(STUCK));
+    let class = |id: &str| {
+        let (_, _, success, class) = &stuck[id];
+        (*success, *class)
+    };
+    assert_eq!(class("toolu_01Ed1"), (false, Some(ErrorClass::StaleEdit)));
+    assert_eq!(class("toolu_01Ed3"), (false, Some(ErrorClass::StaleEdit)));
+    assert_eq!(
+        class("toolu_01Ed5"),
+        (false, Some(ErrorClass::HashMismatch))
+    );
+    assert_eq!(class("toolu_01Rd4"), (false, Some(ErrorClass::NotFound)));
+    assert_eq!(class("toolu_01Wr1"), (false, Some(ErrorClass::Blocked)));
+    assert_eq!(class("toolu_01Bs1"), (false, Some(ErrorClass::Failed)));
+    assert_eq!(class("toolu_01Ed4"), (true, None));
+    assert!(outcomes(&load(HEALTHY))["toolu_02Bs1"].2);
+}
+
+#[test]
+fn a_bash_exit_code_fails_the_result_even_without_is_error() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let path = dir.path().join("s.jsonl");
+    let base = r#""sessionId":"s","cwd":"/path/to/p","isSidechain":false"#;
+    let text = [
+        format!(r#"{{"type":"assistant",{base},"uuid":"a1","message":{{"id":"m1","role":"assistant","content":[{{"type":"tool_use","id":"t1","name":"Bash","input":{{"command":"make"}}}}],"usage":{{"input_tokens":10,"output_tokens":5}}}}}}"#),
+        format!(r#"{{"type":"user",{base},"uuid":"u1","message":{{"role":"user","content":[{{"type":"tool_result","tool_use_id":"t1","content":"Exit code 2\nmake: *** No rule to make target 'all'."}}]}}}}"#),
+    ]
+    .join("\n");
+    std::fs::write(&path, text).expect("write");
+    let run = import(&path, "s", InputFormat::ClaudeCode, Policy::Strict).expect("loads");
+    let (_, _, success, class) = outcomes(&run)["t1"];
+    assert!(!success);
+    assert_eq!(class, Some(ErrorClass::Failed));
+}
+
+#[test]
+fn sidechain_work_is_another_agent() {
+    let run = load(STUCK);
+    let stuck = outcomes(&run);
+    for id in ["toolu_01Gr1", "toolu_01Rd2"] {
+        assert_eq!(stuck[id].1, "sidechain", "{id}");
+    }
+    assert_eq!(stuck["toolu_01Tk1"].1, "main");
+    let side_turns = usage(&run.events)
+        .iter()
+        .filter(|u| u.1 == "sidechain")
+        .count();
+    assert_eq!(side_turns, 3);
+}
+
+#[test]
+fn a_compaction_restarts_the_context_from_its_summary() {
+    let run = load(STUCK);
+    let position = |id: &str| {
+        run.events
+            .iter()
+            .position(|e| matches!(&e.kind, EventKind::ToolCall(c) if c.call_id == id))
+            .expect(id)
+    };
+    let compactions: Vec<(usize, u64, u64)> = run
+        .events
+        .iter()
+        .enumerate()
+        .filter_map(|(i, e)| match e.kind {
+            EventKind::Compaction {
+                before_tokens,
+                after_tokens,
+            } => Some((i, before_tokens, after_tokens)),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(compactions.len(), 1);
+    let (at, before, after) = compactions[0];
+    assert_eq!(before, 152_340);
+    assert!(after > 0 && after < 1000, "{after}");
+    assert!(position("toolu_01Bs2") < at && at < position("toolu_01Bs3"));
+    // The first frame after it starts from the summary, the session carries on.
+    let turn = run.events[at].at.turn;
+    let next = run
+        .frames
+        .iter()
+        .find(|f| f.turn > turn)
+        .expect("a frame after the compaction");
+    assert!(next.messages[0]
+        .content
+        .starts_with("This session is being continued"));
+    // A `summary` title line is not a compaction.
+    let healthy = load(HEALTHY);
+    assert!(!healthy
+        .events
+        .iter()
+        .any(|e| matches!(e.kind, EventKind::Compaction { .. })));
+    assert_eq!(healthy.stats.records, 16);
+}
+
+#[test]
+fn todo_writes_and_session_start() {
+    let run = load(HEALTHY);
+    let writes: Vec<_> = run
+        .events
+        .iter()
+        .filter_map(|e| match &e.kind {
+            EventKind::TodoWrite { todos } => Some(todos.clone()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(writes.len(), 2);
+    assert_eq!(writes[0].len(), 2);
+    assert_eq!(writes[0][0].id, "Add a test for an unknown discount code");
+    assert_eq!(writes[0][0].status, "in_progress");
+    assert!(writes[1].iter().all(|t| t.status == "completed"));
+    assert!(
+        matches!(&run.events[0].kind, EventKind::SessionStart { cwd: Some(c) } if c == "/path/to/shop")
+    );
+}
+
+#[test]
+fn guards_fire_on_the_stale_edit_loop_and_the_failing_tests() {
+    let mut replayer =
+        ProjectReplayer::new("shop", &Config::default(), Vec::new()).expect("config");
+    let stuck = replayer.replay(&load(STUCK));
+    let fired = |guard: &str, action: &str| {
+        stuck
+            .firings
+            .iter()
+            .any(|f| f.guard == guard && f.action == action)
+    };
+    assert!(fired("stale_edit_recovery", "read_authoritative_target"));
+    assert!(fired("adaptive_edit", "rewrite"));
+    assert!(stuck.firings.iter().any(
+        |f| f.guard == "convergence_breaker" && f.family.as_deref() == Some("shell:cargo test")
+    ));
+    assert!(stuck
+        .firings
+        .iter()
+        .all(|f| f.agent == "main" || f.agent == "sidechain"));
+    let healthy = replayer.replay(&load(HEALTHY));
+    assert!(!healthy
+        .firings
+        .iter()
+        .any(|f| f.guard == "stale_edit_recovery" || f.guard == "convergence_breaker"));
+}
+
+#[test]
+fn bad_lines_are_located_problems() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let path = dir.path().join("bad.jsonl");
+    let good = r#"{"type":"user","sessionId":"s","uuid":"u1","cwd":"/path/to/p","message":{"role":"user","content":"go"}}"#;
+    let lines = [
+        good,
+        "{not json",
+        r#"{"sessionId":"s","uuid":"u2"}"#,
+        r#"{"type":"assistant","sessionId":"s","uuid":"a1","message":{"id":"m1","content":[{"type":"tool_use","name":"Bash","input":{}}]}}"#,
+        r#"{"type":"assistant","sessionId":"s","uuid":"a2","message":{"id":"m2","content":[],"usage":{"input_tokens":-3}}}"#,
+        "[1,2]",
+        r#"{"type":"user","sessionId":"s","uuid":"u3","message":{"content":[{"type":"tool_result""#,
+    ];
+    std::fs::write(&path, lines.join("\n")).expect("write");
+    let run =
+        import(&path, "bad", InputFormat::ClaudeCode, Policy::Lenient).expect("lenient loads");
+    let found: Vec<_> = run
+        .problems
+        .listed
+        .iter()
+        .map(|p| (p.line, p.field.clone(), p.kind.clone()))
+        .collect();
+    assert_eq!(found.len(), 6, "{found:?}");
+    assert!(matches!(
+        found[0],
+        (Some(2), None, ProblemKind::InvalidJson(_))
+    ));
+    assert_eq!(
+        found[1],
+        (Some(3), Some("type".into()), ProblemKind::MissingField)
+    );
+    assert_eq!(
+        found[2],
+        (
+            Some(4),
+            Some("message.content[0].id".into()),
+            ProblemKind::MissingField
+        )
+    );
+    assert!(
+        matches!(&found[3], (Some(5), Some(f), ProblemKind::BadValue(_)) if f == "message.usage.input_tokens")
+    );
+    assert_eq!(found[4], (Some(6), None, ProblemKind::NotAnObject));
+    assert_eq!(found[5], (Some(7), None, ProblemKind::Truncated));
+    assert_eq!(run.stats.records, 1);
+    let strict =
+        import(&path, "bad", InputFormat::ClaudeCode, Policy::Strict).expect_err("strict fails");
+    assert_eq!(strict.line, Some(2));
+}
+
+#[test]
+fn cli_replays_the_fixtures_strictly() {
+    let out = common::hindsight()
+        .args([
+            "replay",
+            "tests/fixtures/formats/claude_code",
+            "--format",
+            "json",
+            "--strict",
+        ])
+        .output()
+        .expect("runs");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json");
+    let runs = report["runs"].as_array().expect("runs");
+    let ids: Vec<&str> = runs
+        .iter()
+        .map(|r| r["run_id"].as_str().unwrap_or(""))
+        .collect();
+    assert_eq!(ids, [STUCK, HEALTHY], "sessions ordered by first timestamp");
+    for run in runs {
+        assert_eq!(
+            run["project"],
+            "tests/fixtures/formats/claude_code/-path-to-shop"
+        );
+        assert!(run["turns"].as_u64().unwrap_or(0) > 0);
+        assert!(run["tokens_total"].as_u64().unwrap_or(0) > 0);
+    }
+}
