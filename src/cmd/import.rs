@@ -31,8 +31,13 @@ pub fn run(args: Args) -> Result<u8> {
     let mut written = 0;
     for project in &projects {
         let folder = args.out.join(slug(&project.name)).join(".omnius");
-        for source in &project.runs {
-            let run = load_run(source, policy)?;
+        for (index, source) in project.runs.iter().enumerate() {
+            let mut run = load_run(source, policy)?;
+            // `.omnius` orders sessions by the number their id starts with; other formats'
+            // ids (uuids, instance names) get their session position in front.
+            if project.format != crate::ingest::InputFormat::Omnius {
+                run.run_id = format!("{:04}-{}", index + 1, run.run_id);
+            }
             crate::synth::write_loaded(&run, &folder)
                 .with_context(|| format!("{}: cannot write", folder.display()))?;
             written += 1;

@@ -103,8 +103,14 @@ fn load_frames(
     problems: &mut Problems,
     buffers: &mut simd_json::Buffers,
 ) -> Result<Vec<Frame>, ParseError> {
-    let Ok(entries) = std::fs::read_dir(dir) else {
-        return Ok(Vec::new());
+    let entries = match std::fs::read_dir(dir) {
+        Ok(entries) => entries,
+        // No `context/` is normal: the run recorded no frames.
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
+        Err(e) => {
+            problems.record(policy, open_problem(&display(dir), &e))?;
+            return Ok(Vec::new());
+        }
     };
     let mut paths: Vec<_> = entries
         .filter_map(Result::ok)

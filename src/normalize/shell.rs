@@ -18,8 +18,21 @@ pub fn normalize_shell_for_family(command: &str, cwd: Option<&str>) -> String {
         }
         strip_display_filters(pipeline);
     }
-    normalize_leading_cd(&mut list, cwd);
+    drop_empty(&mut list);
+    // Dropping a no-op `cd <cwd> &&` brings the next command to the front: repeat.
+    while normalize_leading_cd(&mut list, cwd) {}
     render(&list)
+}
+
+/// Commands left with nothing once their noise was stripped (`2>&1 &`, `make; 2>&1`)
+/// go, as an empty command in the input would; a dangling `&&`/`||`/`;` goes with them.
+fn drop_empty(list: &mut Vec<Pipeline>) {
+    list.retain(|p| !p.commands.iter().all(|c| c.words.is_empty() && c.redirects.is_empty()));
+    if let Some(last) = list.last_mut() {
+        if matches!(last.then.as_deref(), Some("&&" | "||" | ";")) {
+            last.then = None;
+        }
+    }
 }
 
 /// Whether the output the model saw was cut by a trailing display filter (so an error
@@ -110,6 +123,9 @@ struct Redirect {
     /// Operator including any fd prefix, e.g. `2>`, `>&`, `&>`.
     op: String,
     target: String,
+    /// How many words came before it: it is written back where it stood, so a word left
+    /// open (a trailing `\`, an unclosed quote) never swallows it.
+    after_words: usize,
 }
 
 impl Redirect {
@@ -168,30 +184,35 @@ fn strip_display_filters(p: &mut Pipeline) {
     }
 }
 
-/// `cd <cwd> && X` is `X`; `cd <cwd>/sub` is `cd sub`. Only the first `cd` is rewritten:
-/// after it the working directory is no longer the run's.
-fn normalize_leading_cd(list: &mut Vec<Pipeline>, cwd: Option<&str>) {
+/// `cd <cwd> && X` is `X`; `cd <cwd>/sub` is `cd sub`. Only a leading `cd` is rewritten:
+/// after it the working directory is no longer the run's. Returns whether it dropped a
+/// no-op `cd`, after which the new first command is leading in turn.
+fn normalize_leading_cd(list: &mut Vec<Pipeline>, cwd: Option<&str>) -> bool {
     let Some(first) = list.first_mut() else {
-        return;
+        return false;
     };
     if first.commands.len() != 1 {
-        return;
+        return false;
     }
     let cmd = &mut first.commands[0];
     if cmd.name() != Some("cd") || cmd.words.len() != 2 || !cmd.redirects.is_empty() {
-        return;
+        return false;
     }
     let Some(target) = plain_word(&cmd.words[1]) else {
-        return;
+        return false;
     };
     match relative_form(&target, cwd) {
         Some(rel) if rel == "." && list.len() > 1 && list[0].then.as_deref() == Some("&&") => {
             list.remove(0);
+            true
         }
         // `cd <cwd>` alone changes nothing worth rewriting.
-        Some(rel) if rel == "." => {}
-        Some(rel) => list[0].commands[0].words[1] = rel,
-        None => {}
+        Some(rel) if rel == "." => false,
+        Some(rel) => {
+            list[0].commands[0].words[1] = rel;
+            false
+        }
+        None => false,
     }
 }
 
@@ -246,6 +267,20 @@ pub fn clean_path(path: &str) -> String {
     }
 }
 
+/// One command's words and redirections, each redirection where it stood.
+fn command_text(cmd: &Command) -> String {
+    let mut parts: Vec<String> = Vec::with_capacity(cmd.words.len() + cmd.redirects.len());
+    let mut redirects = cmd.redirects.iter().peekable();
+    for (i, word) in cmd.words.iter().enumerate() {
+        while let Some(r) = redirects.next_if(|r| r.after_words <= i) {
+            parts.push(r.render());
+        }
+        parts.push(word.clone());
+    }
+    parts.extend(redirects.map(Redirect::render));
+    parts.join(" ")
+}
+
 fn render(list: &[Pipeline]) -> String {
     let mut out = String::new();
     for (i, p) in list.iter().enumerate() {
@@ -255,13 +290,7 @@ fn render(list: &[Pipeline]) -> String {
                 out.push_str(&p.pipes[j - 1]);
                 out.push(' ');
             }
-            let parts: Vec<String> = cmd
-                .words
-                .iter()
-                .cloned()
-                .chain(cmd.redirects.iter().map(Redirect::render))
-                .collect();
-            out.push_str(&parts.join(" "));
+            out.push_str(&command_text(cmd));
         }
         match p.then.as_deref() {
             // A trailing `;` separates nothing.
@@ -402,7 +431,12 @@ fn parse(input: &str) -> Vec<Pipeline> {
                     },
                     _ => String::new(),
                 };
-                cmd.redirects.push(Redirect { op, target });
+                let after_words = cmd.words.len();
+                cmd.redirects.push(Redirect {
+                    op,
+                    target,
+                    after_words,
+                });
             }
             Token::Op(op) if op == "|" || op == "|&" => {
                 pipeline.commands.push(std::mem::take(&mut cmd));
