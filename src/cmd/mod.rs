@@ -11,6 +11,7 @@ pub mod input;
 pub mod replay;
 pub mod report;
 pub mod sweep;
+pub mod synth;
 
 use clap::{Parser, Subcommand};
 use std::process::ExitCode;
@@ -49,6 +50,7 @@ pub enum Command {
     Report(report::Args),
     /// Write any supported input (Claude Code, pi, SWE-bench trajectories...) as `.omnius/`.
     Import(import::Args),
+    Synth(synth::Args),
 }
 
 pub fn run(cli: Cli) -> ExitCode {
@@ -59,6 +61,7 @@ pub fn run(cli: Cli) -> ExitCode {
         Command::Sweep(args) => sweep::run(args),
         Command::Report(args) => report::run(args),
         Command::Import(args) => import::run(args),
+        Command::Synth(args) => synth::run(args),
     };
     match code {
         Ok(code) => ExitCode::from(code),

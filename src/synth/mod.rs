@@ -1,8 +1,16 @@
 //! Writes runs in the recorded `.omnius/` format (docs/FORMAT.md), turn by turn.
 //!
 //! The producer side of ingest: the shipped corpora (examples/corpora.rs), the tests'
-//! trajectories and the benchmark's generated corpora are all written with [`Run`], so
-//! they exercise the same reader real dumps go through.
+//! trajectories and the benchmark's generated corpora ([`corpus`], `hindsight synth`) are
+//! all written with [`Run`], so they exercise the same reader real dumps go through.
+
+pub mod corpus;
+mod eco;
+mod outputs;
+mod rng;
+mod session;
+
+pub use corpus::{write_corpus, SynthOptions, SynthSummary};
 
 use crate::ingest::{events::read_events, IngestStats, LoadedRun, Policy, Problems};
 use crate::model::LedgerStatus;
@@ -213,23 +221,30 @@ impl Run {
         format!("call_{:03}", self.calls)
     }
 
+    /// Writes the run as `<omnius>/runs/<id>/`; panics on an I/O error (fixtures, tests).
     pub fn write_to(&self, omnius: &Path) {
+        self.try_write_to(omnius).expect("write run");
+    }
+
+    /// [`Run::write_to`], returning I/O errors (a full disk) instead of panicking.
+    pub fn try_write_to(&self, omnius: &Path) -> std::io::Result<()> {
         let dir = omnius.join("runs").join(&self.id);
-        fs::create_dir_all(dir.join("context")).expect("create run dir");
+        fs::create_dir_all(dir.join("context"))?;
         let lines: Vec<String> = self
             .events
             .iter()
             .map(|e| serde_json::to_string(e).expect("json"))
             .collect();
-        fs::write(dir.join("events.jsonl"), lines.join("\n") + "\n").expect("write events");
+        fs::write(dir.join("events.jsonl"), lines.join("\n") + "\n")?;
         for f in &self.frames {
             let name = format!("frame-{:04}.json", f["turn"].as_u64().unwrap_or(0));
-            fs::write(dir.join("context").join(name), pretty(f)).expect("write frame");
+            fs::write(dir.join("context").join(name), pretty(f))?;
         }
         if let Some(status) = &self.ledger {
             let ledger = json!({"status": status, "evidence": self.evidence()});
-            fs::write(dir.join("completion-ledger.json"), pretty(&ledger)).expect("write ledger");
+            fs::write(dir.join("completion-ledger.json"), pretty(&ledger))?;
         }
+        Ok(())
     }
 
     /// The evidence list a harness keeps: one line per result.
