@@ -179,28 +179,30 @@ pub fn masked_hash(s: &str) -> u64 {
 
 /// Feeds the masked form of `s` to `emit` as UTF-8 bytes.
 fn masked_bytes(s: &str, mut emit: impl FnMut(u8)) {
-    let mut in_digits = false;
-    let mut in_space = false;
-    for c in s.trim().chars() {
-        if c.is_ascii_digit() {
-            if !in_digits {
+    // Byte by byte: digits and ASCII whitespace are single bytes in UTF-8 and never occur
+    // inside a multi-byte character, so every other byte passes through unchanged. (Non-ASCII
+    // whitespace is kept as text; frames are large, and this loop is the hot path.)
+    #[derive(PartialEq)]
+    enum Run {
+        Text,
+        Digits,
+        Space,
+    }
+    let mut run = Run::Text;
+    for &b in s.trim().as_bytes() {
+        if b.is_ascii_digit() {
+            if run != Run::Digits {
                 emit(b'#');
             }
-            in_digits = true;
-            in_space = false;
-        } else if c.is_whitespace() {
-            if !in_space {
+            run = Run::Digits;
+        } else if b.is_ascii_whitespace() {
+            if run != Run::Space {
                 emit(b' ');
             }
-            in_space = true;
-            in_digits = false;
+            run = Run::Space;
         } else {
-            let mut buf = [0u8; 4];
-            for b in c.encode_utf8(&mut buf).bytes() {
-                emit(b);
-            }
-            in_digits = false;
-            in_space = false;
+            emit(b);
+            run = Run::Text;
         }
     }
 }
