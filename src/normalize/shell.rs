@@ -131,6 +131,11 @@ struct Redirect {
 impl Redirect {
     /// fd duplication (`2>&1`, `>&2`) or output discarded to `/dev/null`.
     fn is_stream_noise(&self) -> bool {
+        // A redirection with no target (`2> 2>&1 x`) is malformed shell; written back it
+        // would capture the next word, so it goes with the noise.
+        if self.target.is_empty() {
+            return true;
+        }
         let dup = self.op.ends_with(">&") && self.target.chars().all(|c| c.is_ascii_digit());
         let discard = self.op.contains('>') && self.target == "/dev/null";
         dup || discard
@@ -225,7 +230,8 @@ fn plain_word(word: &str) -> Option<String> {
     } else {
         word
     };
-    let special = |c: char| c.is_whitespace() || "\"'\\$`*?[]{}~".contains(c);
+    // Anything the tokenizer would split on stays quoted, so such targets are not rewritten.
+    let special = |c: char| c.is_whitespace() || "\"'\\$`*?[]{}~&|;<>()#".contains(c);
     (!unquoted.is_empty() && !unquoted.contains(special)).then(|| unquoted.to_string())
 }
 
