@@ -82,8 +82,9 @@ fn widen(text: String) -> impl Strategy<Value = String> {
 
 /// Command names (a leading `cd` with a path is also generated on its own).
 const NAMES: &[&str] = &[
-    "cd", "npm", "npx", "cargo", "pytest", "make", "go", "git", "ls", "echo", "python3", "./run.sh",
-    "pio", "sed", "tee", "sort", "xargs", "tail", "head", "less", "cat", "grep", "tsc", "find",
+    "cd", "npm", "npx", "cargo", "pytest", "make", "go", "git", "ls", "echo", "python3",
+    "./run.sh", "pio", "sed", "tee", "sort", "xargs", "tail", "head", "less", "cat", "grep", "tsc",
+    "find",
 ];
 const WORDS: &[&str] = &[
     "test", "build", "run", "check", "install", "clean", "vet", "lint", "cd", "tail", "grep",

@@ -27,7 +27,11 @@ pub fn normalize_shell_for_family(command: &str, cwd: Option<&str>) -> String {
 /// Commands left with nothing once their noise was stripped (`2>&1 &`, `make; 2>&1`)
 /// go, as an empty command in the input would; a dangling `&&`/`||`/`;` goes with them.
 fn drop_empty(list: &mut Vec<Pipeline>) {
-    list.retain(|p| !p.commands.iter().all(|c| c.words.is_empty() && c.redirects.is_empty()));
+    list.retain(|p| {
+        !p.commands
+            .iter()
+            .all(|c| c.words.is_empty() && c.redirects.is_empty())
+    });
     if let Some(last) = list.last_mut() {
         if matches!(last.then.as_deref(), Some("&&" | "||" | ";")) {
             last.then = None;
