@@ -48,6 +48,47 @@ struct Item {
 
 /// Decides, for one frame, which evidence stays and which folds.
 pub fn plan_frame(frame: &Frame, run: &RunState, marker: &str) -> FoldPlan {
+    // Two guards read every frame's plan (folding and the signal-to-noise ratio) during the
+    // same dispatch; the plan is computed once and handed to both. The key names the frame
+    // (its address, file, turn and size), the run state it was resolved against and the
+    // marker, so a stale entry can never be mistaken for the current frame.
+    let key = PlanKey {
+        frame: frame as *const Frame as usize,
+        run: run as *const RunState as usize,
+        turn: frame.turn,
+        messages: frame.messages.len(),
+        source: frame.source.clone(),
+        marker: marker.to_string(),
+    };
+    LAST_PLAN.with(|last| {
+        let mut last = last.borrow_mut();
+        if let Some((k, plan)) = last.as_ref() {
+            if *k == key {
+                return plan.clone();
+            }
+        }
+        let plan = compute_plan(frame, run, marker);
+        *last = Some((key, plan.clone()));
+        plan
+    })
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct PlanKey {
+    frame: usize,
+    run: usize,
+    turn: u32,
+    messages: usize,
+    source: String,
+    marker: String,
+}
+
+thread_local! {
+    /// The last frame's plan on this thread (a project replays on one thread).
+    static LAST_PLAN: std::cell::RefCell<Option<(PlanKey, FoldPlan)>> = const { std::cell::RefCell::new(None) };
+}
+
+fn compute_plan(frame: &Frame, run: &RunState, marker: &str) -> FoldPlan {
     let mut families: BTreeMap<String, Vec<Item>> = BTreeMap::new();
     let mut synthetic: HashMap<u64, u64> = HashMap::new();
     let mut plan = FoldPlan::default();
