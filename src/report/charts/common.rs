@@ -188,6 +188,20 @@ pub(crate) fn relative<DB: DrawingBackend>(
     (x - bx, y - by)
 }
 
+/// A note in the middle of the plotting area (given as absolute pixel ranges): an empty
+/// chart says why it is empty.
+pub(crate) fn note_in_plot<DB: DrawingBackend>(
+    area: &DrawingArea<DB, Shift>,
+    (x_pixels, y_pixels): (std::ops::Range<i32>, std::ops::Range<i32>),
+    message: &str,
+) -> Drawn {
+    let middle = (
+        (x_pixels.start + x_pixels.end) / 2,
+        (y_pixels.start + y_pixels.end) / 2,
+    );
+    note(area, relative(area, middle), message)
+}
+
 /// A line of text in the middle of a rectangle of `area` (pixels relative to `area`).
 pub(crate) fn note<DB: DrawingBackend>(
     area: &DrawingArea<DB, Shift>,

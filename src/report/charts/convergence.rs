@@ -2,9 +2,9 @@
 //! the breaker's three thresholds.
 
 use super::common::{
-    anchored, de, fit, integer_tick, integer_ticks, note, relative, text, text_size, text_style,
-    title_style, truncate_middle, Drawn, Legend, Swatch, AXIS_DESC_SIZE, GRID_BOLD, GRID_LIGHT,
-    INK, LABEL_SIZE, PALETTE, TICK_SIZE,
+    anchored, de, fit, integer_tick, integer_ticks, note_in_plot, relative, text, text_size,
+    text_style, title_style, truncate_middle, Drawn, Legend, Swatch, AXIS_DESC_SIZE, GRID_BOLD,
+    GRID_LIGHT, INK, LABEL_SIZE, PALETTE, TICK_SIZE,
 };
 use super::data::RunChart;
 use plotters::coord::Shift;
@@ -211,14 +211,11 @@ pub fn draw<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, run: &RunChart) -
             .map_err(de)?;
     }
     if families.is_empty() {
-        let center = relative(
+        note_in_plot(
             &area,
-            (
-                (x_pixels.start + x_pixels.end) / 2,
-                (y_pixels.start + y_pixels.end) / 2,
-            ),
-        );
-        note(&area, center, "no failing family")?;
+            (x_pixels.clone(), y_pixels.clone()),
+            "no failing family",
+        )?;
     }
 
     if let Some(strip) = strip {

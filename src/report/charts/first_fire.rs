@@ -2,9 +2,9 @@
 //! per run, the interquartile range as a box and the median as a bar.
 
 use super::common::{
-    anchored, de, fit, integer_tick, integer_ticks, note, quartiles, relative, text, text_size,
-    text_style, title_style, Drawn, Legend, Swatch, AXIS_DESC_SIZE, BLUE_, GRID_BOLD, GRID_LIGHT,
-    INK, MUTED, TICK_SIZE,
+    anchored, de, fit, integer_tick, integer_ticks, note_in_plot, quartiles, relative, text,
+    text_size, text_style, title_style, Drawn, Legend, Swatch, AXIS_DESC_SIZE, BLUE_, GRID_BOLD,
+    GRID_LIGHT, INK, MUTED, TICK_SIZE,
 };
 use super::data::CorpusChart;
 use plotters::coord::Shift;
@@ -161,14 +161,11 @@ pub fn draw<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, corpus: &CorpusCh
         .map_err(de)?;
     }
     if n == 0 {
-        let center = relative(
+        note_in_plot(
             &area,
-            (
-                (x_pixels.start + x_pixels.end) / 2,
-                (y_pixels.start + y_pixels.end) / 2,
-            ),
-        );
-        note(&area, center, "no guard fired")?;
+            (x_pixels.clone(), y_pixels.clone()),
+            "no guard fired",
+        )?;
     }
 
     if let Some(strip) = strip {

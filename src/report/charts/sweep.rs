@@ -2,9 +2,9 @@
 //! runs, one labelled point per setting, the default thresholds highlighted.
 
 use super::common::{
-    anchored, compact, de, fit, integer_tick, integer_ticks, note, relative, text, text_size,
-    text_style, title_style, truncate, Drawn, Legend, Occupied, Swatch, AXIS_DESC_SIZE, BLUE_,
-    GRID_BOLD, GRID_LIGHT, INK, LABEL_SIZE, MUTED, RED_, TICK_SIZE,
+    anchored, compact, de, fit, integer_tick, integer_ticks, note_in_plot, relative, text,
+    text_size, text_style, title_style, truncate, Drawn, Legend, Occupied, Swatch, AXIS_DESC_SIZE,
+    BLUE_, GRID_BOLD, GRID_LIGHT, INK, LABEL_SIZE, MUTED, RED_, TICK_SIZE,
 };
 use super::data::SweepPoint;
 use plotters::coord::Shift;
@@ -180,14 +180,11 @@ pub fn draw<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, points: &[SweepPo
         area.draw(&Text::new(message, at, style)).map_err(de)?;
     }
     if points.is_empty() {
-        let center = relative(
+        note_in_plot(
             &area,
-            (
-                (x_pixels.start + x_pixels.end) / 2,
-                (y_pixels.start + y_pixels.end) / 2,
-            ),
-        );
-        note(&area, center, "no sweep settings")?;
+            (x_pixels.clone(), y_pixels.clone()),
+            "no sweep settings",
+        )?;
     }
 
     if let Some(strip) = strip {
