@@ -188,6 +188,24 @@ pub(crate) fn relative<DB: DrawingBackend>(
     (x - bx, y - by)
 }
 
+/// Draws a chart's axes and grid in the house style, once the chart has set its own
+/// descriptions, ticks and formatters on `mesh`.
+pub(crate) fn draw_mesh<X, Y, DB>(mesh: &mut plotters::chart::MeshStyle<'_, '_, X, Y, DB>) -> Drawn
+where
+    X: Ranged + plotters::coord::ranged1d::ValueFormatter<<X as Ranged>::ValueType>,
+    Y: Ranged + plotters::coord::ranged1d::ValueFormatter<<Y as Ranged>::ValueType>,
+    DB: DrawingBackend,
+{
+    mesh.max_light_lines(1)
+        .axis_desc_style(text(AXIS_DESC_SIZE))
+        .label_style(text(TICK_SIZE))
+        .light_line_style(GRID_LIGHT)
+        .bold_line_style(GRID_BOLD)
+        .axis_style(INK)
+        .draw()
+        .map_err(de)
+}
+
 /// A note in the middle of the plotting area (given as absolute pixel ranges): an empty
 /// chart says why it is empty.
 pub(crate) fn note_in_plot<DB: DrawingBackend>(

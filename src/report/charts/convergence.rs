@@ -2,9 +2,8 @@
 //! the breaker's three thresholds.
 
 use super::common::{
-    anchored, de, fit, integer_tick, integer_ticks, note_in_plot, relative, text, text_size,
-    text_style, title_style, truncate_middle, Drawn, Legend, Swatch, AXIS_DESC_SIZE, GRID_BOLD,
-    GRID_LIGHT, INK, LABEL_SIZE, PALETTE, TICK_SIZE,
+    anchored, de, draw_mesh, fit, integer_tick, integer_ticks, note_in_plot, relative, text_size,
+    text_style, title_style, truncate_middle, Drawn, Legend, Swatch, LABEL_SIZE, PALETTE,
 };
 use super::data::RunChart;
 use plotters::coord::Shift;
@@ -130,22 +129,16 @@ pub fn draw<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, run: &RunChart) -
         .y_label_area_size(64)
         .build_cartesian_2d((lo - 0.5)..(hi + 0.5), 0f64..y_hi)
         .map_err(de)?;
-    chart
-        .configure_mesh()
-        .x_desc("turn")
-        .y_desc("convergence rounds (count)")
-        .x_labels(integer_ticks(lo, hi))
-        .x_label_formatter(&integer_tick)
-        .y_labels(integer_ticks(0.0, y_hi))
-        .y_label_formatter(&integer_tick)
-        .max_light_lines(1)
-        .axis_desc_style(text(AXIS_DESC_SIZE))
-        .label_style(text(TICK_SIZE))
-        .light_line_style(GRID_LIGHT)
-        .bold_line_style(GRID_BOLD)
-        .axis_style(INK)
-        .draw()
-        .map_err(de)?;
+    draw_mesh(
+        chart
+            .configure_mesh()
+            .x_desc("turn")
+            .y_desc("convergence rounds (count)")
+            .x_labels(integer_ticks(lo, hi))
+            .x_label_formatter(&integer_tick)
+            .y_labels(integer_ticks(0.0, y_hi))
+            .y_label_formatter(&integer_tick),
+    )?;
 
     // Thresholds: equal values share one line and one label.
     let mut levels: Vec<(u64, Vec<&str>, RGBColor)> = Vec::new();

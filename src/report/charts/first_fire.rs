@@ -2,9 +2,8 @@
 //! per run, the interquartile range as a box and the median as a bar.
 
 use super::common::{
-    anchored, de, fit, integer_tick, integer_ticks, note_in_plot, quartiles, relative, text,
-    text_size, text_style, title_style, Drawn, Legend, Swatch, AXIS_DESC_SIZE, BLUE_, GRID_BOLD,
-    GRID_LIGHT, INK, MUTED, TICK_SIZE,
+    anchored, de, draw_mesh, fit, integer_tick, integer_ticks, note_in_plot, quartiles, relative,
+    text, text_size, text_style, title_style, Drawn, Legend, Swatch, BLUE_, GRID_LIGHT, MUTED,
 };
 use super::data::CorpusChart;
 use plotters::coord::Shift;
@@ -92,22 +91,16 @@ pub fn draw<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, corpus: &CorpusCh
         .y_label_area_size(widest + 44)
         .build_cartesian_2d(0f64..x_hi, -0.6..(n.max(1) as f64 - 0.4))
         .map_err(de)?;
-    chart
-        .configure_mesh()
-        .x_desc("first-fire turn")
-        .y_desc("guard")
-        .x_labels(integer_ticks(0.0, x_hi))
-        .x_label_formatter(&integer_tick)
-        .y_labels(0)
-        .disable_y_mesh()
-        .max_light_lines(1)
-        .axis_desc_style(text(AXIS_DESC_SIZE))
-        .label_style(text(TICK_SIZE))
-        .light_line_style(GRID_LIGHT)
-        .bold_line_style(GRID_BOLD)
-        .axis_style(INK)
-        .draw()
-        .map_err(de)?;
+    draw_mesh(
+        chart
+            .configure_mesh()
+            .x_desc("first-fire turn")
+            .y_desc("guard")
+            .x_labels(integer_ticks(0.0, x_hi))
+            .x_label_formatter(&integer_tick)
+            .y_labels(0)
+            .disable_y_mesh(),
+    )?;
 
     let plot = chart.plotting_area();
     let (x_pixels, y_pixels) = plot.get_pixel_range();

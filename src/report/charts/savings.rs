@@ -2,9 +2,8 @@
 //! as horizontal bars sorted by savings.
 
 use super::common::{
-    anchored, compact, de, fit, note, relative, text, text_size, text_style, thousands,
-    title_style, Drawn, Legend, Swatch, AXIS_DESC_SIZE, BLUE_, GRID_BOLD, GRID_LIGHT, INK, ORANGE_,
-    TICK_SIZE,
+    anchored, compact, de, draw_mesh, fit, note, relative, text, text_size, text_style, thousands,
+    title_style, Drawn, Legend, Swatch, BLUE_, INK, ORANGE_,
 };
 use super::data::CorpusChart;
 use plotters::coord::Shift;
@@ -67,21 +66,15 @@ pub fn draw<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, corpus: &CorpusCh
         .y_label_area_size(widest + 44)
         .build_cartesian_2d(0f64..x_hi, y_range)
         .map_err(de)?;
-    chart
-        .configure_mesh()
-        .x_desc("tokens saved (counterfactual)")
-        .y_desc("work order (guard)")
-        .x_label_formatter(&|v| compact(*v))
-        .y_labels(0)
-        .disable_y_mesh()
-        .max_light_lines(1)
-        .axis_desc_style(text(AXIS_DESC_SIZE))
-        .label_style(text(TICK_SIZE))
-        .light_line_style(GRID_LIGHT)
-        .bold_line_style(GRID_BOLD)
-        .axis_style(INK)
-        .draw()
-        .map_err(de)?;
+    draw_mesh(
+        chart
+            .configure_mesh()
+            .x_desc("tokens saved (counterfactual)")
+            .y_desc("work order (guard)")
+            .x_label_formatter(&|v| compact(*v))
+            .y_labels(0)
+            .disable_y_mesh(),
+    )?;
 
     let plot = chart.plotting_area();
     let (x_pixels, y_pixels) = plot.get_pixel_range();

@@ -2,9 +2,9 @@
 //! runs, one labelled point per setting, the default thresholds highlighted.
 
 use super::common::{
-    anchored, compact, de, fit, integer_tick, integer_ticks, note_in_plot, relative, text,
-    text_size, text_style, title_style, truncate, Drawn, Legend, Occupied, Swatch, AXIS_DESC_SIZE,
-    BLUE_, GRID_BOLD, GRID_LIGHT, INK, LABEL_SIZE, MUTED, RED_, TICK_SIZE,
+    anchored, compact, de, draw_mesh, fit, integer_tick, integer_ticks, note_in_plot, relative,
+    text_size, text_style, title_style, truncate, Drawn, Legend, Occupied, Swatch, BLUE_, INK,
+    LABEL_SIZE, MUTED, RED_,
 };
 use super::data::SweepPoint;
 use plotters::coord::Shift;
@@ -84,21 +84,15 @@ pub fn draw<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, points: &[SweepPo
         .y_label_area_size(80)
         .build_cartesian_2d(-0.6..x_hi, 0f64..y_hi)
         .map_err(de)?;
-    chart
-        .configure_mesh()
-        .x_desc("false terminal firings on healthy runs (count)")
-        .y_desc("tokens saved on failed runs")
-        .x_labels(integer_ticks(0.0, x_hi))
-        .x_label_formatter(&integer_tick)
-        .y_label_formatter(&|v| compact(*v))
-        .max_light_lines(1)
-        .axis_desc_style(text(AXIS_DESC_SIZE))
-        .label_style(text(TICK_SIZE))
-        .light_line_style(GRID_LIGHT)
-        .bold_line_style(GRID_BOLD)
-        .axis_style(INK)
-        .draw()
-        .map_err(de)?;
+    draw_mesh(
+        chart
+            .configure_mesh()
+            .x_desc("false terminal firings on healthy runs (count)")
+            .y_desc("tokens saved on failed runs")
+            .x_labels(integer_ticks(0.0, x_hi))
+            .x_label_formatter(&integer_tick)
+            .y_label_formatter(&|v| compact(*v)),
+    )?;
 
     let plot = chart.plotting_area();
     let (x_pixels, y_pixels) = plot.get_pixel_range();

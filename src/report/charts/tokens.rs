@@ -2,9 +2,9 @@
 //! earliest terminal firing would have saved shaded.
 
 use super::common::{
-    anchored, compact, de, fit, integer_tick, integer_ticks, note, relative, text, text_size,
-    text_style, title_style, truncate, Drawn, Legend, Occupied, Swatch, AXIS_DESC_SIZE, BLUE_,
-    GRID_BOLD, GRID_LIGHT, INK, LABEL_SIZE, MUTED, RED_, TICK_SIZE,
+    anchored, compact, de, draw_mesh, fit, integer_tick, integer_ticks, note, relative, text,
+    text_size, text_style, title_style, truncate, Drawn, Legend, Occupied, Swatch, BLUE_, INK,
+    LABEL_SIZE, MUTED, RED_,
 };
 use super::data::{Mark, RunChart};
 use plotters::coord::Shift;
@@ -102,21 +102,15 @@ pub fn draw<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, run: &RunChart) -
     } else {
         "tokens per request (estimated)"
     };
-    chart
-        .configure_mesh()
-        .x_desc("turn")
-        .y_desc(y_desc)
-        .x_labels(integer_ticks(lo, hi))
-        .x_label_formatter(&integer_tick)
-        .y_label_formatter(&|v| compact(*v))
-        .max_light_lines(1)
-        .axis_desc_style(text(AXIS_DESC_SIZE))
-        .label_style(text(TICK_SIZE))
-        .light_line_style(GRID_LIGHT)
-        .bold_line_style(GRID_BOLD)
-        .axis_style(INK)
-        .draw()
-        .map_err(de)?;
+    draw_mesh(
+        chart
+            .configure_mesh()
+            .x_desc("turn")
+            .y_desc(y_desc)
+            .x_labels(integer_ticks(lo, hi))
+            .x_label_formatter(&integer_tick)
+            .y_label_formatter(&|v| compact(*v)),
+    )?;
 
     let plot = chart.plotting_area();
     // The saved area: under the curve from the cut to the end of the run.
