@@ -9,7 +9,7 @@ use crate::config::{Config, ConfigError};
 use crate::guards::{Entry, Firing, Firings, Guard, Metrics, RunMeta, SeriesPoint};
 use crate::ingest::{self, IngestStats, LoadedRun, ParseError, Policy, Problems, ProjectSource};
 use crate::model::{tokens_from_chars, EventKind, LedgerFamily, LedgerStatus};
-use crate::normalize::RunState;
+use crate::normalize::{NormEvent, RunState, Step};
 use rayon::prelude::*;
 use std::collections::BTreeMap;
 
@@ -164,8 +164,8 @@ fn replay_run(
             usage.frame(frame);
             feed(guards, &mut sinks, &state.frame(frame), &state);
         }
-        usage.event(&event.kind, event.at.turn);
         let norm = state.step(event);
+        usage.event(&norm, &event.kind, event.at.turn);
         feed(guards, &mut sinks, &norm, &state);
     }
     for frame in frames {
@@ -230,7 +230,7 @@ impl UsageAccumulator {
         t
     }
 
-    fn event(&mut self, kind: &EventKind, turn: u32) {
+    fn event(&mut self, norm: &NormEvent<'_>, kind: &EventKind, turn: u32) {
         match kind {
             EventKind::ModelUsage {
                 prompt_tokens,
@@ -239,10 +239,10 @@ impl UsageAccumulator {
                 let t = self.turn(turn);
                 t.usage = Some(t.usage.unwrap_or(0) + prompt_tokens + completion_tokens);
             }
-            EventKind::ToolCall(call) => {
-                self.carried_chars += serde_json::Value::Object(call.args.clone())
-                    .to_string()
-                    .len() as u64;
+            EventKind::ToolCall(_) => {
+                if let Step::Call(call) = &norm.step {
+                    self.carried_chars += call.args_chars;
+                }
                 self.turn(turn);
             }
             EventKind::ToolResult(result) => {

@@ -141,7 +141,7 @@ impl AdaptiveEdit {
         streak.classes.insert(class.as_str());
         if let Some(rewrite_at) = streak.rewrite_at {
             // Past the switch the model would have been rewriting, not editing.
-            let tokens = tokens_from_chars(outcome.chars.saturating_add(args_chars(call)));
+            let tokens = tokens_from_chars(outcome.chars.saturating_add(call.args_chars));
             let detail = format!(
                 "edit failure {} ({}) after rewrite at turn {rewrite_at}",
                 streak.failures,
@@ -193,11 +193,6 @@ fn changed_paths(call: &CallInfo, recorded: &[String]) -> BTreeSet<String> {
     paths
 }
 
-/// The arguments' size as the context carried them (serialized JSON, keys sorted).
-fn args_chars(call: &CallInfo) -> u64 {
-    serde_json::to_string(&call.args).map_or(0, |s| s.len() as u64)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -213,6 +208,7 @@ mod tests {
             turn: 1,
             agent: "main".into(),
             canonical: String::new(),
+            args_chars: 0,
             args,
             cwd: Some("/w".into()),
         }
@@ -225,11 +221,5 @@ mod tests {
         assert_eq!(paths, BTreeSet::from(["b.rs".into(), "src/a.rs".into()]));
         let e = call(ToolKind::Edit, "/w/src/c.rs");
         assert!(changed_paths(&e, &[]).contains("src/c.rs"));
-    }
-
-    #[test]
-    fn args_are_measured_as_serialized_json() {
-        let c = call(ToolKind::Edit, "a");
-        assert_eq!(args_chars(&c), r#"{"path":"a"}"#.len() as u64);
     }
 }

@@ -98,7 +98,7 @@ impl Guard for ContextFolding {
             return;
         }
         match &event.step {
-            Step::Call(call) => self.carry(event.turn, args_chars(call)),
+            Step::Call(call) => self.carry(event.turn, call.args_chars),
             Step::Result { call, outcome, .. } => {
                 self.carry(event.turn, outcome.chars);
                 self.segment.results += 1;
@@ -176,10 +176,4 @@ impl ContextFolding {
             (u128::from(self.unfolded) * 100 / u128::from(folded)).min(u128::from(u64::MAX)) as u64
         })
     }
-}
-
-/// Characters a call's arguments carry, counted as the cost model counts them (UTF-8 bytes
-/// of the serialized JSON).
-fn args_chars(call: &CallInfo) -> u64 {
-    serde_json::to_string(&call.args).map_or(0, |s| s.len() as u64)
 }

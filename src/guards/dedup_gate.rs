@@ -164,7 +164,7 @@ impl DedupGate {
         let Some(earlier) = self.earlier.get(&blocked.key) else {
             return;
         };
-        let tokens = tokens_from_chars(outcome.chars.saturating_add(args_chars(call)));
+        let tokens = tokens_from_chars(outcome.chars.saturating_add(call.args_chars));
         let detail = format!(
             "repeat {} of the call at turn {}; no mutation since; earlier result returned",
             blocked.repeat, earlier.turn
@@ -233,9 +233,4 @@ fn outcome_label(success: bool, class: Option<ErrorClass>) -> &'static str {
         (false, Some(c)) => c.as_str(),
         (false, None) => "failure",
     }
-}
-
-/// The arguments' size as the context carried them (serialized JSON, keys sorted).
-fn args_chars(call: &CallInfo) -> u64 {
-    serde_json::to_string(&call.args).map_or(0, |s| s.len() as u64)
 }

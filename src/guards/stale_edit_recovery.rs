@@ -187,7 +187,7 @@ impl StaleEditRecovery {
         let effect = if outcome.success || refused {
             Effect::Advisory
         } else {
-            let args = serde_json::to_string(&call.args).map_or(0, |s| s.len() as u64);
+            let args = call.args_chars;
             Effect::Suppress {
                 tokens: tokens_from_chars(outcome.chars.saturating_add(args)),
             }

@@ -26,6 +26,8 @@ pub struct CallInfo {
     pub agent: String,
     /// Tool plus canonical (key-sorted) arguments: identical calls share it.
     pub canonical: String,
+    /// Length of the arguments' JSON (bytes): what the call put into the context.
+    pub args_chars: u64,
     /// The arguments as recorded (file contents of writes, edit texts), for guards that
     /// read what a call wrote.
     pub args: serde_json::Map<String, serde_json::Value>,
@@ -202,6 +204,8 @@ impl RunState {
         }
         let cwd = call.cwd.as_deref().or(self.cwd.as_deref());
         let kind = family::tool_kind(&call.tool, &call.args);
+        // Serialized once: the canonical identity and the context weight both come from it.
+        let args_json = serde_json::Value::Object(call.args.clone()).to_string();
         let info = Arc::new(CallInfo {
             call_id: call.call_id.clone(),
             tool: call.tool.clone(),
@@ -209,11 +213,8 @@ impl RunState {
             families: family::families(kind, &call.tool, &call.args, cwd),
             turn: at.turn,
             agent: at.agent.clone(),
-            canonical: format!(
-                "{}:{}",
-                call.tool,
-                serde_json::Value::Object(call.args.clone())
-            ),
+            canonical: format!("{}:{args_json}", call.tool),
+            args_chars: args_json.len() as u64,
             args: call.args.clone(),
             cwd: cwd.map(str::to_string),
         });
@@ -243,6 +244,7 @@ impl RunState {
             turn: at.turn,
             agent: at.agent.clone(),
             canonical: family,
+            args_chars: 0,
             args: serde_json::Map::new(),
             cwd: self.cwd.clone(),
         })
@@ -295,5 +297,36 @@ impl RunState {
         self.outcomes
             .insert(result.call_id.clone(), outcome.clone());
         outcome
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn args_are_measured_as_serialized_json() {
+        let mut args = serde_json::Map::new();
+        args.insert("path".into(), "a".into());
+        let event = Event {
+            at: At {
+                turn: 1,
+                seq: 1,
+                session: 1,
+                agent: "main".into(),
+            },
+            kind: EventKind::ToolCall(ToolCall {
+                call_id: "c".into(),
+                tool: "file_edit".into(),
+                args,
+                cwd: None,
+            }),
+        };
+        let mut state = RunState::new();
+        let Step::Call(call) = state.step(&event).step else {
+            panic!("a call");
+        };
+        assert_eq!(call.args_chars, r#"{"path":"a"}"#.len() as u64);
+        assert_eq!(call.canonical, r#"file_edit:{"path":"a"}"#);
     }
 }
