@@ -278,7 +278,8 @@ fn shipped_corpora_chart_without_error() {
     let config = Config::default();
     let runs = replay_all(&projects, &config, Policy::Strict, &|| {}).expect("replay");
     let report = Report::build(&runs);
-    let data = ChartData::build(&runs, &report, &config, None);
+    let every_run: Vec<usize> = (0..runs.len()).collect();
+    let data = ChartData::build(&runs, &report, &config, &every_run, None);
     let tmp = tempfile::tempdir().unwrap();
     let files = write_all(&data, &out_dir(&tmp, "corpora")).unwrap();
     assert_eq!(files.len(), 2 + 2 * runs.len());

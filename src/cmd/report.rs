@@ -9,7 +9,6 @@ use super::sweep::{parse_params, sweep_points};
 use super::EXIT_OK;
 use crate::gate::sweep::Point;
 use crate::gate::Labels;
-use crate::replay::RunReplay;
 use crate::report::charts::{self, ChartData, ChartFile, ChartKind, SweepPoint};
 use crate::report::review::{self, DataFile, Figure, Section};
 use crate::report::{frames, Report};
@@ -54,22 +53,22 @@ pub fn run(args: Args) -> Result<u8> {
         }
         None => None,
     };
-    let (picked_runs, picked_report) = top_runs(&runs, &report, args.per_run);
-    let mut data = ChartData::build(
-        &picked_runs,
-        &picked_report,
+    let picked = top_runs(&report, args.per_run);
+    let data = ChartData::build(
+        &runs,
+        &report,
         &config,
+        &picked,
         sweep.map(|p| sweep_chart(&p)),
     );
-    data.corpus = ChartData::build(&runs, &report, &config, None).corpus;
     write_folder(&args.out_dir, &report, &data)?;
     eprintln!("wrote {}", args.out_dir.join("report.html").display());
     Ok(EXIT_OK)
 }
 
-/// The runs a review looks at first, at most `n`, in report order.
-fn top_runs(runs: &[RunReplay], report: &Report, n: usize) -> (Vec<RunReplay>, Report) {
-    let mut order: Vec<usize> = (0..runs.len()).collect();
+/// The indexes of the runs a review looks at first, at most `n`, in report order.
+fn top_runs(report: &Report, n: usize) -> Vec<usize> {
+    let mut order: Vec<usize> = (0..report.runs.len()).collect();
     // Runs whose ledger does not finalize as completed first (the ones a review is about),
     // then the largest savings, then the most firings.
     order.sort_by_key(|&i| {
@@ -83,10 +82,7 @@ fn top_runs(runs: &[RunReplay], report: &Report, n: usize) -> (Vec<RunReplay>, R
     });
     order.truncate(n);
     order.sort_unstable();
-    let picked: Vec<RunReplay> = order.iter().map(|&i| runs[i].clone()).collect();
-    let mut sub = report.clone();
-    sub.runs = order.iter().map(|&i| report.runs[i].clone()).collect();
-    (picked, sub)
+    order
 }
 
 fn sweep_chart(points: &[Point]) -> Vec<SweepPoint> {

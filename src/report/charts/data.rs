@@ -78,17 +78,20 @@ pub struct SweepPoint {
 pub const ROUNDS_GUARD: &str = "diagnostic_delta";
 
 impl ChartData {
+    /// Corpus charts over every run of `report`; per-run charts for the runs at the
+    /// indexes `per_run` (into `runs` and `report.runs`, which are parallel).
     pub fn build(
         runs: &[RunReplay],
         report: &Report,
         config: &Config,
+        per_run: &[usize],
         sweep: Option<Vec<SweepPoint>>,
     ) -> Self {
         let thresholds = thresholds(config);
         Self {
-            runs: runs
+            runs: per_run
                 .iter()
-                .zip(&report.runs)
+                .filter_map(|&i| Some((runs.get(i)?, report.runs.get(i)?)))
                 .map(|(replay, rep)| run_chart(replay, rep.savings.cut_at_turn, thresholds))
                 .collect(),
             corpus: corpus_chart(report),
