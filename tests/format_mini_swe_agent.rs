@@ -329,9 +329,16 @@ fn the_exit_status_is_the_outcome() {
 #[test]
 fn guards_fire_on_the_looping_run() {
     let looping = load(LOOPING);
-    // pytest failed at turns 3, 6 and 7 under three spellings: one family, stalled.
+    // pytest failed at turns 3, 6, 7 and 10 under three spellings: one family. The
+    // `sed -i` fix at turn 5 is a mutation (inferred from the shell grammar), so WO-3's
+    // rule restarts the count at turn 6 and stalls at turn 10; the failure count never
+    // fell (1 failed each time), so the root refinement stalls at turn 7.
     assert_eq!(
         firings(&looping, "convergence_breaker"),
+        [(10, "stalled".to_string())]
+    );
+    assert_eq!(
+        firings(&looping, "diagnostic_delta"),
         [(7, "stalled".to_string())]
     );
     // Submitted with that family still failing.

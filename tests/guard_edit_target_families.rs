@@ -134,6 +134,7 @@ fn long_command_bodies_do_not_grow_family_keys() {
             ToolKind::Shell,
             "shell",
             args.as_object().expect("object"),
+            None,
             Some("/w/etl"),
         )
         .action

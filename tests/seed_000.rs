@@ -26,6 +26,7 @@ fn family(command: &str, cwd: &str) -> String {
         ToolKind::Shell,
         "shell",
         args.as_object().expect("object"),
+        None,
         Some(cwd),
     )
     .action

@@ -304,6 +304,8 @@ pub fn noclip_sidebar(root: &Path) {
         sidebar,
         "export function Sidebar() {\n  return (<nav><EarthPanel /><Layers /></nav>);\n}\n",
     );
+    // The suite passes before the cleanup starts: a subtask closed by a real check.
+    r.shell("npm test", true, "Tests: 12 passed, 12 total");
     r.turn(400)
         .edit(sidebar, "<EarthPanel />", "", Ok("applied 1 edit"));
     let stale = "old_string not found in src/components/Sidebar.tsx";

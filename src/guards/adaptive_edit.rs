@@ -93,13 +93,13 @@ impl Guard for AdaptiveEdit {
         let Step::Result { call, outcome, raw } = &event.step else {
             return;
         };
-        if outcome.success {
-            if outcome.mutation {
-                for path in changed_paths(call, &raw.paths) {
-                    // The file changed: earlier failures no longer describe it.
-                    self.streaks.retain(|(file, _), _| *file != path);
-                }
+        if outcome.mutation {
+            for path in changed_paths(call, &raw.paths) {
+                // The file changed: earlier failures no longer describe it.
+                self.streaks.retain(|(file, _), _| *file != path);
             }
+        }
+        if outcome.success {
             if call.kind == ToolKind::Read {
                 if let Some(path) = &call.families.path {
                     self.reads.insert(path.clone(), event.turn);
@@ -187,9 +187,7 @@ fn changed_paths(call: &CallInfo, recorded: &[String]) -> BTreeSet<String> {
         .iter()
         .map(|p| key_path(p, call.cwd.as_deref()))
         .collect();
-    if call.kind.mutates_files() {
-        paths.extend(call.families.path.iter().cloned());
-    }
+    paths.extend(call.written_paths().cloned());
     paths
 }
 
@@ -204,13 +202,14 @@ mod tests {
             call_id: "c".into(),
             tool: "t".into(),
             kind,
-            families: crate::normalize::family::families(kind, "t", &args, Some("/w")),
+            families: crate::normalize::family::families(kind, "t", &args, None, Some("/w")),
             turn: 1,
             agent: "main".into(),
             canonical: String::new(),
             args_chars: 0,
             args,
             cwd: Some("/w".into()),
+            shell: None,
         }
     }
 

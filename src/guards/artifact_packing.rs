@@ -148,9 +148,7 @@ impl ArtifactPacking {
             return None;
         }
         let head = preview(text, max_bytes, max_lines);
-        let signal = outcome
-            .signal
-            .map(|whole| (whole, failure_signal(head).unwrap_or(0)));
+        let signal = failure_signal(text).map(|whole| (whole, failure_signal(head).unwrap_or(0)));
         Some(Packed {
             full: outcome.chars,
             preview: head.chars().count() as u64,
@@ -193,7 +191,7 @@ mod tests {
     fn outcome(text: &str) -> Outcome {
         Outcome {
             chars: text.chars().count() as u64,
-            signal: failure_signal(text),
+            signal: crate::normalize::outcome::diagnostic_signal(text, false),
             ..Outcome::default()
         }
     }

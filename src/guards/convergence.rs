@@ -7,8 +7,10 @@
 //! is the one thing the two guards disagree on, so it is a parameter here:
 //! WO-3's productive mutation, or the root refinement's falling diagnostic signal.
 
-use crate::normalize::{NormEvent, Step};
+use super::{Effect, Firings};
+use crate::normalize::{NormEvent, Signal, Step};
 use serde::{Deserialize, Serialize};
+use std::cmp::Ordering;
 use std::collections::HashMap;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -69,15 +71,16 @@ pub enum Progress {
     /// WO-3 as first shipped: any productive mutation since the family's last failure.
     Mutation,
     /// Root refinement: the failure signal dropped; worsening adds `worsening_step`
-    /// rounds; without a signal on both sides, or when the smaller count was read through
-    /// a display filter, fall back to [`Progress::Mutation`].
+    /// rounds; without comparable signals on both sides (a reported total on each, or a
+    /// line count of unfiltered output on each), fall back to [`Progress::Mutation`].
     DiagnosticDelta { worsening_step: u32 },
 }
 
 #[derive(Debug, Clone, Default)]
 struct Track {
     rounds: u32,
-    last_signal: Option<u32>,
+    /// The last reliable signal of the family's failures.
+    last_signal: Option<Signal>,
     /// The breaker's mutation counter at this family's last failure.
     mutations_at_failure: u64,
     /// Highest tier already reported on the current trajectory.
@@ -118,11 +121,12 @@ impl Breaker {
             return None;
         };
         let agent = event.agent.to_string();
-        let key = (agent.clone(), call.families.action.clone());
+        // Written files or installed packages: what the next run sees has changed (a
+        // `sed -i x && make | tail` whose output overturned its status still edited).
+        if outcome.changes_state() {
+            *self.mutations.entry(agent.clone()).or_default() += 1;
+        }
         if outcome.success {
-            if outcome.mutation {
-                *self.mutations.entry(agent.clone()).or_default() += 1;
-            }
             // resolve(): the work this family stood for now succeeds (and, for a passing
             // `a && b`, the work of `a` and of `b`).
             for family in outcome.resolves(call) {
@@ -130,22 +134,25 @@ impl Breaker {
             }
             return None;
         }
+        let key = (agent.clone(), call.families.action.clone());
         let mutations = self.mutations.get(&agent).copied().unwrap_or(0);
         let track = self.tracks.entry(key).or_default();
         let mutated = track.rounds > 0 && mutations > track.mutations_at_failure;
+        let by_mutation = u32::from(!mutated);
         let step = match self.progress {
-            Progress::Mutation => u32::from(!mutated),
+            Progress::Mutation => by_mutation,
             Progress::DiagnosticDelta { worsening_step } => {
-                match (track.last_signal, outcome.signal) {
-                    // A smaller count read through `| tail` may only be a shorter view: it
-                    // is not evidence of progress, so the mutation rule decides.
-                    (Some(before), Some(now)) if now < before && call.families.output_filtered => {
-                        u32::from(!mutated)
-                    }
-                    (Some(before), Some(now)) if now < before => 0,
-                    (Some(before), Some(now)) if now > before => worsening_step.max(1),
-                    (Some(_), Some(_)) => 1,
-                    _ => u32::from(!mutated),
+                // Only like with like: two reported totals, or two line counts of output
+                // nothing cut. A count read through `| tail` may only be a shorter view.
+                match track
+                    .last_signal
+                    .zip(outcome.signal)
+                    .and_then(|(before, now)| before.compare(&now))
+                {
+                    Some(Ordering::Less) => 0,
+                    Some(Ordering::Greater) => worsening_step.max(1),
+                    Some(Ordering::Equal) => 1,
+                    None => by_mutation,
                 }
             }
         };
@@ -156,7 +163,11 @@ impl Breaker {
         } else {
             track.rounds = track.rounds.saturating_add(step.max(1));
         }
-        track.last_signal = outcome.signal;
+        // A filtered line count is never the baseline a later count is compared with.
+        match outcome.signal {
+            Some(s) if !s.is_reliable() => {}
+            other => track.last_signal = other,
+        }
         track.mutations_at_failure = mutations;
         let tier = self.thresholds.tier(track.rounds);
         if tier >= Tier::Stalled && track.reported < Some(tier) {
@@ -176,4 +187,51 @@ impl Breaker {
             .get(&(agent.to_string(), family.to_string()))
             .map_or(0, |t| t.rounds)
     }
+}
+
+/// The rounds of the family a result belongs to, before the breaker sees it.
+pub fn rounds_of(breaker: &Breaker, event: &NormEvent<'_>) -> u32 {
+    match &event.step {
+        Step::Result { call, .. } => breaker.rounds(event.agent, &call.families.action),
+        _ => 0,
+    }
+}
+
+/// The rounds of a family after a failure of it, or after the success that resolves it
+/// (0): the series the convergence chart draws against the tier thresholds. Families that
+/// never failed are not plotted.
+pub fn plot_rounds(breaker: &Breaker, before: u32, event: &NormEvent<'_>, firings: &mut Firings) {
+    if let Step::Result { call, outcome, .. } = &event.step {
+        if outcome.success && before == 0 {
+            return;
+        }
+        let family = &call.families.action;
+        let rounds = breaker.rounds(event.agent, family);
+        let name = if event.agent == "main" {
+            family.clone()
+        } else {
+            format!("{}: {family}", event.agent)
+        };
+        firings.plot(name, event.turn, u64::from(rounds));
+    }
+}
+
+/// How both breaker guards report an escalation: `stalled` advises, `abandon` ends the run.
+pub fn fire_escalation(event: &NormEvent<'_>, e: &Escalation, firings: &mut Firings) {
+    let (effect, next) = match e.tier {
+        // Only the main agent's abandon ends the run; a sub-agent's ends the sub-agent,
+        // whose share of the run's tokens the recording does not separate: unpriced.
+        Tier::Abandon if event.agent == "main" => {
+            (Effect::Terminal, "terminal_incomplete + report_incomplete")
+        }
+        Tier::Abandon => (Effect::Advisory, "abandon the sub-agent's trajectory"),
+        _ => (
+            Effect::Advisory,
+            "stop patching; regenerate or run_verification",
+        ),
+    };
+    firings
+        .fire(event.turn, event.agent, e.tier.as_str(), effect)
+        .family(e.family.clone())
+        .detail(format!("{} rounds; {next}", e.rounds));
 }

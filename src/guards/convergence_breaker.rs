@@ -15,8 +15,8 @@
 //! seed 000 (`000_053cae7e53b598d3.txt`), WO-3 and WO-9 9b/9c. Progress here is WO-3's
 //! mutation rule; `diagnostic_delta` replays the root refinement's signal rule.
 
-use super::convergence::{Breaker, Progress, Thresholds, Tier};
-use super::{Effect, Firings, Guard, GuardInfo, Spec};
+use super::convergence::{fire_escalation, plot_rounds, rounds_of, Breaker, Progress, Thresholds};
+use super::{Firings, Guard, GuardInfo, Spec};
 use crate::normalize::{NormEvent, RunState};
 
 pub struct ConvergenceBreaker {
@@ -47,62 +47,4 @@ impl Guard for ConvergenceBreaker {
         }
         plot_rounds(&self.breaker, before, event, firings);
     }
-}
-
-/// The rounds of the family a result belongs to, before the breaker sees it.
-pub fn rounds_of(breaker: &super::convergence::Breaker, event: &NormEvent<'_>) -> u32 {
-    match &event.step {
-        crate::normalize::Step::Result { call, .. } => {
-            breaker.rounds(event.agent, &call.families.action)
-        }
-        _ => 0,
-    }
-}
-
-/// The rounds of a family after a failure of it, or after the success that resolves it
-/// (0): the series the convergence chart draws against the tier thresholds. Families that
-/// never failed are not plotted.
-pub fn plot_rounds(
-    breaker: &super::convergence::Breaker,
-    before: u32,
-    event: &NormEvent<'_>,
-    firings: &mut Firings,
-) {
-    if let crate::normalize::Step::Result { call, outcome, .. } = &event.step {
-        if outcome.success && before == 0 {
-            return;
-        }
-        let family = &call.families.action;
-        let rounds = breaker.rounds(event.agent, family);
-        let name = if event.agent == "main" {
-            family.clone()
-        } else {
-            format!("{}: {family}", event.agent)
-        };
-        firings.plot(name, event.turn, u64::from(rounds));
-    }
-}
-
-/// How both breaker guards report an escalation: `stalled` advises, `abandon` ends the run.
-pub fn fire_escalation(
-    event: &NormEvent<'_>,
-    e: &super::convergence::Escalation,
-    firings: &mut Firings,
-) {
-    let (effect, next) = match e.tier {
-        // Only the main agent's abandon ends the run; a sub-agent's ends the sub-agent,
-        // whose share of the run's tokens the recording does not separate: unpriced.
-        Tier::Abandon if event.agent == "main" => {
-            (Effect::Terminal, "terminal_incomplete + report_incomplete")
-        }
-        Tier::Abandon => (Effect::Advisory, "abandon the sub-agent's trajectory"),
-        _ => (
-            Effect::Advisory,
-            "stop patching; regenerate or run_verification",
-        ),
-    };
-    firings
-        .fire(event.turn, event.agent, e.tier.as_str(), effect)
-        .family(e.family.clone())
-        .detail(format!("{} rounds; {next}", e.rounds));
 }

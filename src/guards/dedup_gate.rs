@@ -201,7 +201,7 @@ impl DedupGate {
 
     /// A call that ran: its result is what a later identical call would be answered with.
     fn remember(&mut self, call: &CallInfo, outcome: &Outcome, turn: u32) {
-        if outcome.success && outcome.mutation {
+        if outcome.changes_state() {
             self.last_mutation = Some(self.position);
         }
         self.earlier.insert(

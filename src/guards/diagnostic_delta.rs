@@ -15,8 +15,7 @@
 //! ## Seed
 //! seed 000 (`000_053cae7e53b598d3.txt`), "Root refinement — progress = verification delta".
 
-use super::convergence::{Breaker, Progress, Thresholds};
-use super::convergence_breaker::{fire_escalation, plot_rounds, rounds_of};
+use super::convergence::{fire_escalation, plot_rounds, rounds_of, Breaker, Progress, Thresholds};
 use super::{Firings, Guard, GuardInfo, Spec};
 use crate::normalize::{NormEvent, RunState};
 use serde::{Deserialize, Serialize};

@@ -193,7 +193,8 @@ impl DirectiveEscalation {
             return;
         }
         let satisfies = outcome.verification
-            || (outcome.success && (outcome.mutation || call.kind == ToolKind::Read));
+            || outcome.mutation
+            || (outcome.success && call.kind == ToolKind::Read);
         let Some(track) = self.tracks.get_mut(&call.agent) else {
             return;
         };

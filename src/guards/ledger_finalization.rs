@@ -91,13 +91,14 @@ impl Guard for LedgerFinalization {
         match &event.step {
             Step::Result { call, outcome, .. } => {
                 let family = &call.families.action;
+                // A write happened even when the output overturned the call's verdict.
+                if outcome.mutation {
+                    self.last_mutation = Some(here);
+                }
                 if outcome.success {
                     for resolved in outcome.resolves(call) {
                         self.stale.remove(resolved);
                         self.failing_checks.remove(resolved);
-                    }
-                    if outcome.mutation {
-                        self.last_mutation = Some(here);
                     }
                     if outcome.verification {
                         self.last_verified = Some(here);

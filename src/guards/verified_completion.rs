@@ -174,12 +174,10 @@ impl VerifiedCompletion {
 
     fn record(&mut self, call: &CallInfo, outcome: &Outcome, here: Stamp) {
         let family = call.families.action.as_str();
-        // Without `pipefail` a pipeline exits with its last command's status: a run cut by
-        // a display filter (`| tail`) "passes" even when its own output reports failures.
-        let masked_by_filter =
-            call.families.output_filtered && outcome.signal.is_some_and(|n| n > 0);
-        let passed = outcome.success && !masked_by_filter;
-        if outcome.success && outcome.mutation {
+        // The shared verdict: a run whose masked exit status its own output contradicts
+        // (`pytest | tail` exiting 0 with "3 failed") has not passed (`Outcome::success`).
+        let passed = outcome.success;
+        if outcome.mutation {
             self.last_mutation = Some(here);
         }
         if passed {

@@ -6,7 +6,7 @@
 //! Tool kinds come from the harness vocabulary table below and, failing that, from the
 //! shape of the arguments, so guards never look at a tool's name.
 
-use super::shell::{clean_path, normalize_shell_for_family, relative_form};
+use super::shell::{clean_path, join_path, normalize_in, relative_form};
 use serde_json::{Map, Value};
 
 /// What a tool does, whatever a harness calls it.
@@ -136,6 +136,15 @@ pub fn command_of(args: &Map<String, Value>) -> Option<&str> {
     str_arg(args, &["command", "cmd"])
 }
 
+/// A working-directory argument of the call (`cwd`, `workdir`, ...), as some harnesses'
+/// shell tools take one.
+pub fn cwd_of(args: &Map<String, Value>) -> Option<&str> {
+    str_arg(
+        args,
+        &["cwd", "workdir", "working_dir", "working_directory"],
+    )
+}
+
 pub fn path_of(args: &Map<String, Value>) -> Option<&str> {
     str_arg(
         args,
@@ -237,9 +246,6 @@ pub struct Families {
     pub edit_target: Option<String>,
     /// The normalized shell command, for shell calls.
     pub command: Option<String>,
-    /// The recorded command cut its displayed output (`| tail`, `| head`, `| grep`), so the
-    /// output may under-report errors.
-    pub output_filtered: bool,
 }
 
 /// The family key of an already normalized shell command.
@@ -247,21 +253,26 @@ pub fn shell_family(normalized: &str) -> String {
     format!("shell:{}", compact(non_empty(normalized), 120))
 }
 
+/// The families of one call that ran in `call_cwd` during a run in `run_cwd`: keys are
+/// written as from the run's directory, so `make` run in `svc-a` and `cd svc-a && make`
+/// share a family while `make` in `svc-a` and in `svc-b` do not (WO-9 non-merge table).
 pub fn families(
     kind: ToolKind,
     tool: &str,
     args: &Map<String, Value>,
-    cwd: Option<&str>,
+    call_cwd: Option<&str>,
+    run_cwd: Option<&str>,
 ) -> Families {
     let tool = tool.to_ascii_lowercase();
-    let path = path_of(args).map(|p| key_path(p, cwd));
+    let call_dir = call_cwd.or(run_cwd);
+    let path = path_of(args).map(|p| key_path(&join_path(call_dir, p), run_cwd));
     let edit = matches!(kind, ToolKind::Edit)
         .then(|| edit_target(args))
         .flatten();
     match kind {
         ToolKind::Shell => {
             let raw = command_of(args).unwrap_or("");
-            let command = normalize_shell_for_family(raw, cwd);
+            let command = normalize_in(raw, call_cwd, run_cwd);
             Families {
                 action: shell_family(&command),
                 // What `compactTarget()` did before WO-9: whitespace and truncation only.
@@ -272,7 +283,6 @@ pub fn families(
                 path,
                 edit_target: None,
                 command: Some(command),
-                output_filtered: super::shell::output_is_filtered(raw),
             }
         }
         _ => {
@@ -289,7 +299,6 @@ pub fn families(
                 path,
                 edit_target: edit,
                 command: None,
-                output_filtered: false,
             }
         }
     }
@@ -344,8 +353,8 @@ mod tests {
     fn edit_families_separate_targets_in_one_file() {
         let a = args(json!({"path": "/w/model.xml", "old_string": "joint  A"}));
         let b = args(json!({"path": "/w/model.xml", "old_string": "joint B"}));
-        let fa = families(ToolKind::Edit, "file_edit", &a, Some("/w"));
-        let fb = families(ToolKind::Edit, "file_edit", &b, Some("/w"));
+        let fa = families(ToolKind::Edit, "file_edit", &a, None, Some("/w"));
+        let fb = families(ToolKind::Edit, "file_edit", &b, None, Some("/w"));
         assert_eq!(fa.action, "file_edit:model.xml:joint A");
         assert_ne!(fa.action, fb.action);
         assert_eq!(fa.path, fb.path);
@@ -354,7 +363,7 @@ mod tests {
     #[test]
     fn patch_position_is_part_of_the_target() {
         let a = args(json!({"path": "m.xml", "offset": 10, "limit": 5}));
-        let f = families(ToolKind::Edit, "file_patch", &a, None);
+        let f = families(ToolKind::Edit, "file_patch", &a, None, None);
         assert_eq!(f.action, "file_patch:m.xml:offset=10,limit=5");
     }
 
@@ -366,6 +375,7 @@ mod tests {
             "shell",
             &args(json!({"command": body})),
             None,
+            None,
         );
         assert!(f.action.chars().count() <= 128, "{}", f.action);
         assert!(f.action.contains("…#"));
@@ -374,6 +384,7 @@ mod tests {
             ToolKind::Shell,
             "shell",
             &args(json!({"command": other})),
+            None,
             None,
         );
         assert_ne!(f.action, g.action);

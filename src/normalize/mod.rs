@@ -1,8 +1,11 @@
 //! Normalization: turns recorded events into the annotated stream the guards read.
 //!
-//! Each tool call gets its kind and families (seed 000 WO-9, seed 001 WO-TD-03); each
-//! result is joined to its call and gets its error class, diagnostic signal, mutation and
-//! verification flags. [`RunState`] is what the run has done so far, which guards may
+//! Each tool call gets its kind and families (seed 000 WO-9, seed 001 WO-TD-03) and, for a
+//! shell call, what its grammar says (files written, packages installed, a viewer, a
+//! status or output a pipeline may mask: [`ShellFacts`]); each result is joined to its
+//! call and gets its verdict, error class, diagnostic signal, mutation and verification
+//! flags. Every guard reads these, so they agree on what a pass, a mutation and a check
+//! are (issue #10). [`RunState`] is what the run has done so far, which guards may
 //! consult (e.g. to resolve a frame's tool message to its call).
 
 pub mod family;
@@ -11,7 +14,8 @@ pub mod shell;
 
 use crate::model::*;
 pub use family::{Families, ToolKind};
-pub use outcome::ErrorClass;
+pub use outcome::{ErrorClass, Signal};
+pub use shell::writes::Writes;
 use std::collections::{BTreeSet, HashMap};
 use std::sync::Arc;
 
@@ -33,17 +37,76 @@ pub struct CallInfo {
     pub args: serde_json::Map<String, serde_json::Value>,
     /// The working directory the call ran in, if known.
     pub cwd: Option<String>,
+    /// What a shell call's grammar says (`None` for other tools).
+    pub shell: Option<ShellFacts>,
+}
+
+impl CallInfo {
+    /// The files the call writes when it runs, keyed like families: an edit's or write's
+    /// path, or what a shell command's grammar names.
+    pub fn written_paths(&self) -> impl Iterator<Item = &String> + '_ {
+        let own = self
+            .families
+            .path
+            .iter()
+            .filter(|_| self.kind.mutates_files());
+        // Captured output (`make > build.log`) is written but is not a change to the work.
+        let shell = self
+            .shell
+            .iter()
+            .filter_map(|s| s.writes.as_ref())
+            .flat_map(|w| &w.paths);
+        own.chain(shell)
+    }
+}
+
+/// What a shell command's grammar says about it, worked out once per call (issue #10;
+/// docs/FORMAT.md "Shell commands").
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct ShellFacts {
+    /// The files it writes when it runs ([`shell::writes`]).
+    pub writes: Option<Writes>,
+    /// It installs or removes packages: the environment the next run sees changes.
+    pub installs: bool,
+    /// It only shows text (`cat`, `grep`, `git log`): nothing it prints is a check.
+    pub viewer: bool,
+    /// Its exit status may hide a failure of a command it ran (a pipe, `;`, `||`).
+    pub status_masked: bool,
+    /// The output the model saw may lack lines (`| tail`, `| grep`, `2>/dev/null`).
+    pub output_filtered: bool,
+}
+
+impl ShellFacts {
+    pub fn of(command: &str, cwd: Option<&str>) -> Self {
+        Self {
+            writes: shell::writes::writes(command, cwd),
+            installs: shell::writes::installs(command),
+            viewer: shell::verdict::is_viewer(command),
+            status_masked: shell::verdict::status_masked(command),
+            output_filtered: shell::verdict::output_is_filtered(command),
+        }
+    }
 }
 
 /// What a result means, whatever the harness wrote.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct Outcome {
+    /// The verdict: the call did what it ran for. A recorded success whose exit status a
+    /// pipeline or list may have masked, and whose own output reports failures
+    /// (`pytest -q | tail -5` exiting 0 with "3 failed"), is not one.
     pub success: bool,
+    /// The recorded exit status said success, but the output overturned it.
+    pub masked_failure: bool,
     pub error_class: Option<ErrorClass>,
     /// Generic error count from the output (root refinement), if it carries one.
-    pub signal: Option<u32>,
-    /// The call changed files.
+    pub signal: Option<Signal>,
+    /// The call changed files (recorded, or it ran to a zero exit status and its
+    /// grammar writes files; a verdict the output overturned does not undo the write).
     pub mutation: bool,
+    /// `mutation` was inferred from a shell command's grammar, not recorded.
+    pub mutation_inferred: bool,
+    /// The call installed or removed packages (not a code mutation).
+    pub environment: bool,
     /// The call checked the work (a verifier that passed or failed).
     pub verification: bool,
     /// Characters the result added to the context.
@@ -53,6 +116,11 @@ pub struct Outcome {
 }
 
 impl Outcome {
+    /// Whether the call changed what a later run sees: files or installed packages.
+    pub fn changes_state(&self) -> bool {
+        self.mutation || self.environment
+    }
+
     /// Every family a successful result resolves: its own and the ones it implies.
     pub fn resolves<'a>(&'a self, call: &'a CallInfo) -> impl Iterator<Item = &'a String> + 'a {
         let own = self.success.then_some(&call.families.action);
@@ -199,24 +267,30 @@ impl RunState {
     }
 
     fn observe_call(&mut self, call: &ToolCall, at: &At) -> Arc<CallInfo> {
+        let call_cwd = call.cwd.as_deref().or_else(|| family::cwd_of(&call.args));
         if self.cwd.is_none() {
-            self.cwd.clone_from(&call.cwd);
+            self.cwd = call_cwd.map(str::to_string);
         }
-        let cwd = call.cwd.as_deref().or(self.cwd.as_deref());
+        let run_cwd = self.cwd.as_deref();
         let kind = family::tool_kind(&call.tool, &call.args);
+        let shell = (kind == ToolKind::Shell).then(|| {
+            let raw = family::command_of(&call.args).unwrap_or("");
+            ShellFacts::of(&shell::in_dir(raw, call_cwd, run_cwd), run_cwd)
+        });
         // Serialized once: the canonical identity and the context weight both come from it.
         let args_json = serde_json::Value::Object(call.args.clone()).to_string();
         let info = Arc::new(CallInfo {
             call_id: call.call_id.clone(),
             tool: call.tool.clone(),
             kind,
-            families: family::families(kind, &call.tool, &call.args, cwd),
+            families: family::families(kind, &call.tool, &call.args, call_cwd, run_cwd),
             turn: at.turn,
             agent: at.agent.clone(),
             canonical: format!("{}:{args_json}", call.tool),
             args_chars: args_json.len() as u64,
             args: call.args.clone(),
-            cwd: cwd.map(str::to_string),
+            cwd: call_cwd.or(run_cwd).map(str::to_string),
+            shell,
         });
         self.calls.insert(call.call_id.clone(), Arc::clone(&info));
         info
@@ -239,7 +313,6 @@ impl RunState {
                 path: None,
                 edit_target: None,
                 command: None,
-                output_filtered: false,
             },
             turn: at.turn,
             agent: at.agent.clone(),
@@ -247,6 +320,7 @@ impl RunState {
             args_chars: 0,
             args: serde_json::Map::new(),
             cwd: self.cwd.clone(),
+            shell: None,
         })
     }
 
@@ -256,8 +330,8 @@ impl RunState {
             return Vec::new();
         }
         let raw = family::command_of(&call.args).unwrap_or("");
-        let cwd = call.cwd.as_deref().or(self.cwd.as_deref());
-        shell::conjuncts(raw, cwd)
+        let run_cwd = self.cwd.as_deref();
+        shell::conjuncts(&shell::in_dir(raw, call.cwd.as_deref(), run_cwd), run_cwd)
             .unwrap_or_default()
             .iter()
             .map(|part| family::shell_family(part))
@@ -267,32 +341,49 @@ impl RunState {
 
     fn observe_result(&mut self, call: &CallInfo, result: &ToolResult) -> Outcome {
         let output = result.output.as_deref();
-        let signal = output.and_then(outcome::failure_signal);
+        let facts = call.shell.as_ref();
+        let filtered = facts.is_some_and(|f| f.output_filtered);
+        let signal = output.and_then(|o| outcome::diagnostic_signal(o, filtered));
+        // One rule for every guard: an exit status a pipe or list may have masked does not
+        // outweigh the failures the command's own output reports.
+        let masked_failure = result.success
+            && facts.is_some_and(|f| f.status_masked)
+            && signal.is_some_and(|s| s.reports_failures());
+        let success = result.success && !masked_failure;
+        let viewer = facts.is_some_and(|f| f.viewer);
         let family = &call.families.action;
-        if signal.is_some() {
+        if signal.is_some() && !viewer {
             self.checker_families.insert(family.clone());
         }
         let verification = result.verification.unwrap_or_else(|| {
             call.kind == ToolKind::Shell
+                && !viewer
                 && (call
                     .families
                     .command
                     .as_ref()
                     .is_some_and(|c| self.declared_verifiers.contains(c))
                     || self.checker_families.contains(family)
-                    || (result.success && output.is_some_and(outcome::pass_signal)))
+                    || (success && output.is_some_and(outcome::pass_signal)))
         });
+        let writes = facts.is_some_and(|f| f.writes.as_ref().is_some_and(Writes::mutates));
+        let mutation_inferred = result.mutation.is_none() && result.success && writes;
         let outcome = Outcome {
-            success: result.success,
-            error_class: (!result.success)
-                .then(|| outcome::classify(result.error_class.as_deref(), output)),
+            success,
+            masked_failure,
+            error_class: (!success).then(|| {
+                let recorded = result.error_class.as_deref().filter(|_| !masked_failure);
+                outcome::classify(recorded, output)
+            }),
             signal,
             mutation: result
                 .mutation
-                .unwrap_or(result.success && call.kind.mutates_files()),
+                .unwrap_or(result.success && (call.kind.mutates_files() || writes)),
+            mutation_inferred,
+            environment: result.success && facts.is_some_and(|f| f.installs),
             verification,
             chars: result.chars(),
-            implies: self.implied_families(call, result.success),
+            implies: self.implied_families(call, success),
         };
         self.outcomes
             .insert(result.call_id.clone(), outcome.clone());

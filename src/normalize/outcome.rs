@@ -103,23 +103,129 @@ fn head(s: &str, max: usize) -> &str {
 /// `error[E0425]`), a test-runner failure line (`FAIL ...`, `--- FAIL: ...`), plus the
 /// number in a summary such as `3 failed`.
 pub fn failure_signal(output: &str) -> Option<u32> {
-    let mut count: u32 = 0;
-    let mut seen = false;
+    let scan = scan(output);
+    scan.counted.then_some(scan.count)
+}
+
+/// A failing action's diagnostic signal, with what makes it comparable across runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Signal {
+    /// The generic error count ([`failure_signal`]).
+    pub count: u32,
+    /// The failures a summary line reported (`3 failed`, `2 errors generated`, `Found 4
+    /// errors`, `due to 3 previous errors`, `failures=2`), summed: a total the tool printed,
+    /// which survives `| tail` where counted lines do not.
+    pub reported: Option<u32>,
+    /// The output the model saw may lack lines (`| tail`, `| grep`, `2>/dev/null`), so
+    /// `count` may be a shorter view rather than fewer errors.
+    pub filtered: bool,
+}
+
+impl Signal {
+    /// Whether the output reports at least one failure.
+    pub fn reports_failures(&self) -> bool {
+        self.count > 0 || self.reported.is_some_and(|n| n > 0)
+    }
+
+    /// Whether a later run may be compared with this one as a baseline: a reported total,
+    /// or lines counted from output nothing cut.
+    pub fn is_reliable(&self) -> bool {
+        self.reported.is_some() || !self.filtered
+    }
+
+    /// How `later` compares with `self` (`Less`: fewer failures), when the two measure the
+    /// same thing: two reported totals, or two line counts of unfiltered output. A count
+    /// read through a filter is never compared (root refinement; issue #10).
+    pub fn compare(&self, later: &Signal) -> Option<std::cmp::Ordering> {
+        match (self.reported, later.reported) {
+            (Some(before), Some(now)) => Some(now.cmp(&before)),
+            _ if !self.filtered && !later.filtered => Some(later.count.cmp(&self.count)),
+            _ => None,
+        }
+    }
+}
+
+/// The signal of an output the model saw through a filter (`filtered`) or whole.
+pub fn diagnostic_signal(output: &str, filtered: bool) -> Option<Signal> {
+    let scan = scan(output);
+    (scan.counted || scan.reported.is_some()).then_some(Signal {
+        count: scan.count,
+        reported: scan.reported,
+        filtered,
+    })
+}
+
+/// One pass over an output's lines.
+struct Scan {
+    count: u32,
+    /// A diagnostic line or an `N failed` summary was seen.
+    counted: bool,
+    reported: Option<u32>,
+}
+
+fn scan(output: &str) -> Scan {
+    let mut scan = Scan {
+        count: 0,
+        counted: false,
+        reported: None,
+    };
     for line in output.lines() {
         let trimmed = line.trim_start();
         if is_diagnostic_line(line)
             || trimmed.starts_with("FAIL")
             || trimmed.starts_with("--- FAIL")
         {
-            count = count.saturating_add(1);
-            seen = true;
+            scan.count = scan.count.saturating_add(1);
+            scan.counted = true;
         }
         if let Some(n) = number_before(line, " failed") {
-            count = count.saturating_add(n);
-            seen = true;
+            scan.count = scan.count.saturating_add(n);
+            scan.counted = true;
+        }
+        if let Some(n) = reported_total(line) {
+            scan.reported = Some(scan.reported.unwrap_or(0).saturating_add(n));
         }
     }
-    seen.then_some(count)
+    scan
+}
+
+/// Summary words a test runner or compiler prints after its count of failures.
+const TOTAL_WORDS: [&str; 7] = [
+    " failed",
+    " failures",
+    " errors generated",
+    " error generated",
+    " previous errors",
+    " previous error",
+    " errors in ",
+];
+
+/// The failures a summary line reports, if it is one.
+fn reported_total(line: &str) -> Option<u32> {
+    let mut total: Option<u32> = None;
+    let mut add = |n: u32| total = Some(total.unwrap_or(0).saturating_add(n));
+    if let Some(n) = TOTAL_WORDS.iter().find_map(|w| number_before(line, w)) {
+        add(n);
+    }
+    if let Some(rest) = line.trim_start().strip_prefix("Found ") {
+        if let Some(n) = number_before(rest, " error") {
+            if number_before(line, " errors in ").is_none() {
+                add(n);
+            }
+        }
+    }
+    for key in ["failures=", "errors="] {
+        if let Some(i) = line.find(key) {
+            let digits: String = line[i + key.len()..]
+                .chars()
+                .take_while(char::is_ascii_digit)
+                .collect();
+            if let Ok(n) = digits.parse() {
+                add(n);
+            }
+        }
+    }
+    total
 }
 
 fn is_diagnostic_line(line: &str) -> bool {
@@ -206,6 +312,7 @@ mod tests {
         let go = "--- FAIL: TestParse (0.00s)\nFAIL\texample.com/p\t0.01s";
         assert_eq!(failure_signal(go), Some(2));
         assert_eq!(failure_signal("Segmentation fault"), None);
+        assert_eq!(failure_signal("Found 2 errors."), None);
         assert_eq!(failure_signal(""), None);
     }
 
@@ -215,5 +322,37 @@ mod tests {
         assert!(pass_signal("ok  \texample.com/p\t0.01s"));
         assert!(pass_signal("test result: ok. 3 passed"));
         assert!(!pass_signal("Compiling demo v0.1.0"));
+    }
+
+    #[test]
+    fn reported_totals_across_toolchains() {
+        let total = |out: &str| diagnostic_signal(out, true).and_then(|s| s.reported);
+        assert_eq!(total("===== 3 failed, 10 passed in 0.2s ====="), Some(3));
+        assert_eq!(total("Tests:       2 failed, 14 passed, 16 total"), Some(2));
+        assert_eq!(total("2 errors generated."), Some(2));
+        assert_eq!(
+            total("Found 4 errors in 2 files (checked 9 source files)"),
+            Some(4)
+        );
+        assert_eq!(total("Found 1 error."), Some(1));
+        assert_eq!(
+            total("error: could not compile `demo` due to 3 previous errors"),
+            Some(3)
+        );
+        assert_eq!(total("FAILED (failures=2, errors=1)"), Some(3));
+        assert_eq!(total("src/a.c:3:1: error: expected ';'"), None);
+        assert_eq!(total("--- FAIL: TestParse (0.00s)"), None);
+    }
+
+    #[test]
+    fn filtered_line_counts_are_never_compared() {
+        let whole = diagnostic_signal("a.c:1: error: x\na.c:2: error: y\n", false).unwrap();
+        let cut = diagnostic_signal("a.c:2: error: y\n", true).unwrap();
+        assert_eq!(whole.compare(&cut), None);
+        assert_eq!(cut.compare(&whole), None);
+        assert!(!cut.is_reliable());
+        let before = diagnostic_signal("== 5 failed ==", true).unwrap();
+        let after = diagnostic_signal("== 3 failed ==", true).unwrap();
+        assert_eq!(before.compare(&after), Some(std::cmp::Ordering::Less));
     }
 }

@@ -1,0 +1,195 @@
+//! What a shell command's exit status and output can prove: one rule for every guard.
+//!
+//! Without `pipefail` a pipeline exits with its last command's status, and a list
+//! (`a; b`, `a || b`) with its last pipeline's: `pytest -q 2>&1 | tail -5` exits 0 even
+//! when its own output says "3 failed". [`status_masked`] says when the status may not be
+//! the checking command's, [`output_is_filtered`] when the output the model saw may be
+//! missing lines (so a count of diagnostic lines read from it is not reliable), and
+//! [`is_viewer`] when a command only shows text, so text in its output that mentions
+//! passing proves nothing. `normalize::Outcome` applies them once for every guard.
+//!
+//! Seed 000 WO-9 9c ("when a verification-like shell command succeeds") and the root
+//! refinement (the failure signal read from the action's own output); seed 002 fix 17
+//! (`verify && echo ok || echo failed` exits 0 either way).
+
+use super::grammar::{base_name, parse, Command, Pipeline};
+
+/// Whether the command's exit status may hide the failure of a command it ran: a pipe
+/// stage after the first (without `set -o pipefail`), or a list operator that ignores or
+/// masks a status (`;`, `||`, `&`).
+pub fn status_masked(command: &str) -> bool {
+    let list = parse(command);
+    let mut pipefail = false;
+    for (i, p) in list.iter().enumerate() {
+        pipefail |= p.commands.iter().any(sets_pipefail);
+        if p.commands.len() > 1 && !pipefail {
+            return true;
+        }
+        let last = i + 1 == list.len();
+        let ignored = match p.then.as_deref() {
+            Some("&") => true,
+            // `set -o pipefail; ...`, `export X=1; ...`: settings, not checks.
+            Some(";" | "||") => !last && !p.commands.iter().all(is_setting),
+            _ => false,
+        };
+        if ignored {
+            return true;
+        }
+    }
+    false
+}
+
+fn is_setting(cmd: &Command) -> bool {
+    matches!(
+        cmd.name(),
+        Some("set" | "export" | "unset" | "shopt" | "ulimit" | "umask")
+    )
+}
+
+fn sets_pipefail(cmd: &Command) -> bool {
+    cmd.name() == Some("set")
+        && cmd
+            .words
+            .windows(2)
+            .any(|w| w[0].starts_with('-') && w[0].ends_with('o') && w[1] == "pipefail")
+}
+
+/// Pipe stages that show everything they read.
+const PASS_THROUGH: [&str; 4] = ["tee", "cat", "less", "more"];
+
+/// Whether the output the model saw may lack lines the command printed: a pipe stage that
+/// selects lines (`tail`, `head`, `grep`, `sed`, ...) or an output stream sent elsewhere
+/// (`2>/dev/null`, `>build.log`). Duplicating a stream (`2>&1`) loses nothing.
+pub fn output_is_filtered(command: &str) -> bool {
+    parse(command).iter().any(cuts_output)
+}
+
+fn cuts_output(p: &Pipeline) -> bool {
+    let selecting_stage = p.commands.iter().skip(1).any(|c| {
+        c.name().is_none_or(|n| !PASS_THROUGH.contains(&n))
+            || (c.name() == Some("cat") && c.words.len() > 1)
+    });
+    let redirected = p
+        .commands
+        .iter()
+        .flat_map(|c| &c.redirects)
+        .any(|r| r.is_output());
+    selecting_stage || redirected
+}
+
+/// Programs that only show text (files, listings, history, search results).
+const VIEWERS: [&str; 41] = [
+    "cat", "head", "tail", "less", "more", "grep", "egrep", "fgrep", "rg", "ag", "ack", "find",
+    "ls", "tree", "wc", "sort", "uniq", "cut", "tr", "nl", "echo", "printf", "pwd", "cd", "true",
+    "diff", "cmp", "file", "stat", "which", "type", "du", "df", "column", "jq", "awk", "xxd", "od",
+    "strings", "basename", "dirname",
+];
+
+/// `git` subcommands that only show history, state or text.
+const GIT_VIEWS: [&str; 9] = [
+    "log",
+    "show",
+    "diff",
+    "status",
+    "grep",
+    "blame",
+    "ls-files",
+    "rev-parse",
+    "shortlog",
+];
+
+/// Whether every command of the line only shows text: `cat NOTES.md`, `grep -rn passed`,
+/// `git log`, `sed -n 1,20p f`. Text such a command prints ("12 passed") is what some file
+/// says, not the result of a check that ran.
+pub fn is_viewer(command: &str) -> bool {
+    let list = parse(command);
+    !list.is_empty()
+        && list
+            .iter()
+            .flat_map(|p| &p.commands)
+            .all(|c| c.words.is_empty() || shows_only(c))
+}
+
+fn shows_only(cmd: &Command) -> bool {
+    let words = cmd.effective();
+    let Some(program) = words.first().map(|w| base_name(w)) else {
+        return true;
+    };
+    match program {
+        "git" => words
+            .iter()
+            .skip(1)
+            .find(|w| !w.starts_with('-'))
+            .is_some_and(|sub| GIT_VIEWS.contains(&sub.as_str())),
+        "sed" => !words
+            .iter()
+            .any(|w| w.starts_with("-i") || w == "--in-place"),
+        p => VIEWERS.contains(&p),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn masked_statuses() {
+        for masked in [
+            "pytest -q 2>&1 | tail -5",
+            "npm test | tee log",
+            "make check || true",
+            "go test ./...; echo done",
+            "cargo test & wait",
+            "npm test && echo ok || echo failed",
+        ] {
+            assert!(status_masked(masked), "{masked}");
+        }
+        for plain in [
+            "pytest -q",
+            "cd app && npm test",
+            "make && make check",
+            "set -o pipefail; cargo test 2>&1 | tail -5",
+            "set -euo pipefail && go test ./... | tail",
+        ] {
+            assert!(!status_masked(plain), "{plain}");
+        }
+    }
+
+    #[test]
+    fn filtered_outputs() {
+        assert!(output_is_filtered("make 2>&1 | tail -n 2"));
+        assert!(output_is_filtered("make | tail -n 2 2>/dev/null"));
+        assert!(output_is_filtered("cargo build 2>/dev/null"));
+        assert!(output_is_filtered("npm test | grep -i fail"));
+        assert!(output_is_filtered("pytest > out.txt"));
+        assert!(!output_is_filtered("make 2>&1"));
+        assert!(!output_is_filtered("make | tee build.log"));
+        assert!(!output_is_filtered("go test ./... 2>&1 | cat"));
+    }
+
+    #[test]
+    fn viewers_show_text() {
+        for viewer in [
+            "cat NOTES.md",
+            "grep -rn passed tests/",
+            "git log --oneline -5",
+            "sed -n '1,20p' src/app.py",
+            "cd /w && ls -la | head",
+            "find . -name '*.go' | xargs grep -l Test",
+        ] {
+            assert!(is_viewer(viewer), "{viewer}");
+        }
+        for runner in [
+            "pytest -q",
+            "npm test",
+            "make check",
+            "go test ./...",
+            "cargo build",
+            "python -c 'print(1)'",
+            "sed -i 's/a/b/' f",
+            "git commit -m passed",
+        ] {
+            assert!(!is_viewer(runner), "{runner}");
+        }
+    }
+}

@@ -1,0 +1,880 @@
+//! What a shell command line writes, read from its grammar (issue #10: bash-only agents
+//! edit with `sed -i`, here-documents and scripts, never with an edit tool).
+//!
+//! A command writes files when it has an output redirection to a path (`>`, `>>`, `&>`,
+//! `2>`, not `/dev/null`, `/dev/std*`, `/dev/fd/*` or a tty; a here-document sent to a
+//! file is one), runs `tee FILE`, an in-place editor (`sed -i`, `perl -i`, `ruby -i`),
+//! `patch`, a `git` command that rewrites the work tree (`apply`, `am`, `checkout`,
+//! `restore`, `reset --hard`, `stash pop|apply`, `mv`, `rm`), `mv`, `cp`, `rm`, `touch`,
+//! `truncate`, `dd of=`, `find -delete` / `find -exec` of any of these, or an interpreter
+//! whose code (`-c`/`-e` body, here-document or here-string) opens a file for writing
+//! (`open(p, 'w')`, `write_text`, `writeFileSync`, `File.write`, ...). A viewer (`cat f`,
+//! `grep`, `ls`, `echo x`, `> /dev/null`) writes nothing. The rules name shell
+//! utilities and interpreters, never a project's tool or path.
+//!
+//! A written path is kept when the grammar gives it literally, relative to the run's
+//! directory (after any `cd` earlier in the line); otherwise the write is *unnamed*.
+//! Package installs are not writes here: [`installs`] tells them apart, since they change
+//! what the next run sees without changing the code (docs/GUARDS.md).
+
+use super::grammar::{base_name, literal, parse, Command};
+use super::{clean_path, join_path, relative_form};
+use std::collections::BTreeSet;
+
+/// What a command line writes, as far as its grammar tells.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Writes {
+    /// Files it changes, relative to the run's directory when under it; sorted, unique.
+    pub paths: Vec<String>,
+    /// It also changes files it does not name literally (`git apply`, `patch -p1 <x`,
+    /// `> "$out"`, a script's computed path).
+    pub unnamed: bool,
+    /// Files that only receive a program's output as a record (`make > build.log`,
+    /// `git diff > patch.txt`, `pytest | tee out.txt`): written, but not a change to the
+    /// work (not a code mutation).
+    pub captures: Vec<String>,
+}
+
+impl Writes {
+    /// Whether it changes the work: a mutation, not only a capture of output.
+    pub fn mutates(&self) -> bool {
+        !self.paths.is_empty() || self.unnamed
+    }
+}
+
+/// Where the next command runs, as far as the line's `cd`s tell.
+#[derive(Debug, Clone)]
+enum Dir {
+    /// The run's directory.
+    Run,
+    /// A directory relative to the run's (or absolute).
+    At(String),
+    /// Somewhere the grammar cannot follow (`cd "$d"`, `cd -`, `cd ~`).
+    Unknown,
+}
+
+/// Collects writes while walking a line, in the directory its `cd`s lead to.
+struct Walk<'a> {
+    cwd: Option<&'a str>,
+    dir: Dir,
+    paths: BTreeSet<String>,
+    unnamed: bool,
+    captures: BTreeSet<String>,
+    /// The text reaching the current command came only from the line itself or from
+    /// files (text tools, here-documents): what it writes is authored, not captured.
+    authored: bool,
+}
+
+impl<'a> Walk<'a> {
+    fn new(cwd: Option<&'a str>, dir: Dir) -> Self {
+        Self {
+            cwd,
+            dir,
+            paths: BTreeSet::new(),
+            unnamed: false,
+            captures: BTreeSet::new(),
+            authored: true,
+        }
+    }
+
+    /// A path as written in the line: named when it is a literal.
+    fn path(&mut self, word: &str) {
+        match literal(word) {
+            Some(p) => self.named(&p),
+            None => self.unnamed = true,
+        }
+    }
+
+    /// Where a command sends its output: a change to the work when the text is authored,
+    /// else a capture of a program's output.
+    fn output(&mut self, word: &str) {
+        if self.authored {
+            return self.path(word);
+        }
+        let before = self.paths.clone();
+        let unnamed = self.unnamed;
+        self.path(word);
+        let added: Vec<String> = self.paths.difference(&before).cloned().collect();
+        for p in added {
+            self.paths.remove(&p);
+            self.captures.insert(p);
+        }
+        self.unnamed = unnamed;
+    }
+
+    /// A literal path, made relative to the run's directory when it lies under it.
+    fn named(&mut self, path: &str) {
+        if is_device(path) {
+            return;
+        }
+        let joined = match (&self.dir, path.starts_with('/')) {
+            (_, true) | (Dir::Run, _) => clean_path(path),
+            (Dir::At(dir), false) => join_path(Some(dir), path),
+            (Dir::Unknown, false) => {
+                self.unnamed = true;
+                return;
+            }
+        };
+        let keyed = relative_form(&joined, self.cwd).unwrap_or(joined);
+        self.paths.insert(keyed);
+    }
+
+    fn paths<'w>(&mut self, words: impl IntoIterator<Item = &'w String>) {
+        for w in words {
+            self.path(w);
+        }
+    }
+
+    fn command(&mut self, cmd: &Command, depth: u8) {
+        let words = cmd.effective();
+        let program = words.first().map(|w| base_name(w));
+        let reads_heredoc = cmd.redirects.iter().any(|r| r.op.contains("<<"));
+        self.authored &= reads_heredoc || program.is_none_or(|p| TEXT_TOOLS.contains(&p));
+        for r in cmd.redirects.iter().filter(|r| r.is_output()) {
+            if !r.target.is_empty() && !r.is_discarded() {
+                self.output(&r.target);
+            }
+        }
+        let Some(program) = program else {
+            return;
+        };
+        let args = &words[1..];
+        match program {
+            "cd" => self.cd(args),
+            "tee" => {
+                for file in operands(args, &[]) {
+                    self.output(file);
+                }
+            }
+            "sed" if in_place(args) => self.paths(sed_files(args)),
+            "perl" | "ruby" if in_place(args) => self.paths(script_files(args)),
+            "patch" => self.patch(args),
+            "git" => self.git(args),
+            "mv" | "rm" | "touch" | "unlink" | "shred" => self.paths(operands(args, &["-t"])),
+            "truncate" => self.paths(operands(args, &["-s", "--size", "-r"])),
+            "cp" => self.copy(args),
+            "dd" => {
+                for of in args.iter().filter_map(|a| a.strip_prefix("of=")) {
+                    self.path(of);
+                }
+            }
+            "find" => self.find(args, depth),
+            "bash" | "sh" | "zsh" | "dash" => self.shell_body(args, depth),
+            p if is_interpreter(p) => self.interpreter(p, cmd, args),
+            _ => {}
+        }
+    }
+
+    fn cd(&mut self, args: &[String]) {
+        let target = args
+            .first()
+            .and_then(|a| literal(a))
+            .filter(|d| !d.starts_with(['-', '~']));
+        self.dir = match (target, &self.dir) {
+            (Some(d), _) if d.starts_with('/') => Dir::At(clean_path(&d)),
+            (Some(d), Dir::Run) => Dir::At(clean_path(&d)),
+            (Some(d), Dir::At(dir)) => Dir::At(join_path(Some(dir), &d)),
+            _ => Dir::Unknown,
+        };
+    }
+
+    fn patch(&mut self, args: &[String]) {
+        if args
+            .iter()
+            .any(|a| a == "--dry-run" || a == "-C" || a == "--check")
+        {
+            return;
+        }
+        let mut named = false;
+        let mut it = args.iter();
+        while let Some(a) = it.next() {
+            if a == "-o" || a == "--output" {
+                if let Some(out) = it.next() {
+                    self.path(out);
+                    named = true;
+                }
+            } else if let Some(out) = a.strip_prefix("--output=") {
+                self.path(out);
+                named = true;
+            }
+        }
+        let files: Vec<&String> = operands(
+            args,
+            &["-p", "-i", "-d", "-r", "-B", "-z", "-V", "-D", "-F", "-o"],
+        )
+        .collect();
+        if let Some(first) = files.first() {
+            self.path(first);
+            named = true;
+        }
+        self.unnamed |= !named;
+    }
+
+    fn git(&mut self, args: &[String]) {
+        let words: Vec<&String> =
+            operands(args, &["-C", "-c", "--git-dir", "--work-tree"]).collect();
+        let Some(sub) = words.first().map(|s| s.as_str()) else {
+            return;
+        };
+        let sub_args: Vec<String> = args
+            .iter()
+            .skip_while(|a| a.as_str() != sub)
+            .skip(1)
+            .cloned()
+            .collect();
+        let has = |flag: &str| sub_args.iter().any(|a| a == flag);
+        match sub {
+            "apply"
+                if !["--check", "--stat", "--numstat", "--summary"]
+                    .iter()
+                    .any(|f| has(f)) =>
+            {
+                self.unnamed = true
+            }
+            "am" | "cherry-pick" | "revert" | "merge" | "rebase" | "pull" => self.unnamed = true,
+            "checkout" | "switch" => match sub_args.iter().position(|a| a == "--") {
+                Some(i) => self.paths(&sub_args[i + 1..]),
+                None if has("-b") || has("-B") || has("-c") => {}
+                None => self.unnamed = true,
+            },
+            "restore" if !has("--staged") || has("--worktree") || has("-W") => {
+                self.paths(operands(&sub_args, &["-s", "--source"]))
+            }
+            "reset" if has("--hard") => self.unnamed = true,
+            "stash" if sub_args.first().is_some_and(|s| s == "pop" || s == "apply") => {
+                self.unnamed = true
+            }
+            "mv" => self.paths(operands(&sub_args, &[])),
+            "rm" if !has("--cached") => self.paths(operands(&sub_args, &[])),
+            _ => {}
+        }
+    }
+
+    fn copy(&mut self, args: &[String]) {
+        let mut it = args.iter();
+        while let Some(a) = it.next() {
+            if a == "-t" || a == "--target-directory" {
+                if let Some(dir) = it.next() {
+                    self.path(dir);
+                }
+                return;
+            }
+        }
+        if let Some(dest) = operands(args, &[]).last() {
+            self.path(dest);
+        }
+    }
+
+    /// `find -delete`, and `find -exec CMD {} ;` where CMD writes: the files are unnamed.
+    fn find(&mut self, args: &[String], depth: u8) {
+        if args.iter().any(|a| a == "-delete") {
+            self.unnamed = true;
+        }
+        let mut rest = args;
+        while let Some(i) = rest.iter().position(|a| a == "-exec" || a == "-execdir") {
+            let end = rest[i + 1..]
+                .iter()
+                .position(|a| a == ";" || a == "\\;" || a == "+" || a == "';'")
+                .map_or(rest.len(), |e| i + 1 + e);
+            let inner = Command {
+                words: rest[i + 1..end].to_vec(),
+                redirects: Vec::new(),
+            };
+            let mut probe = Walk::new(self.cwd, self.dir.clone());
+            probe.command(&inner, depth.saturating_add(1));
+            self.unnamed |= probe.unnamed || !probe.paths.is_empty();
+            rest = &rest[(end + 1).min(rest.len())..];
+        }
+    }
+
+    /// `bash -c '...'`: the body is a command line of its own.
+    fn shell_body(&mut self, args: &[String], depth: u8) {
+        if depth > 4 {
+            return;
+        }
+        let Some(i) = args.iter().position(|a| {
+            a == "-c" || (a.starts_with('-') && !a.starts_with("--") && a.ends_with('c'))
+        }) else {
+            return;
+        };
+        if let Some(body) = args.get(i + 1).map(|b| unquote(b)) {
+            self.line(&body, depth + 1);
+        }
+    }
+
+    /// Inline code (`python -c`, `node -e`, `perl -e`, `php -r`, or a here-document or
+    /// here-string the interpreter reads) that writes files.
+    fn interpreter(&mut self, program: &str, cmd: &Command, args: &[String]) {
+        let mut code: Vec<String> = Vec::new();
+        let mut it = args.iter();
+        while let Some(a) = it.next() {
+            if takes_code(program, a) {
+                code.extend(it.next().map(|body| unquote(body)));
+            }
+        }
+        code.extend(
+            cmd.redirects
+                .iter()
+                .filter(|r| r.op.contains("<<"))
+                .map(|r| r.body.clone().unwrap_or_else(|| unquote(&r.target))),
+        );
+        for text in code {
+            let found = code_writes(&text);
+            for p in &found.paths {
+                self.named(p);
+            }
+            self.unnamed |= found.unnamed;
+        }
+    }
+
+    fn line(&mut self, command: &str, depth: u8) {
+        for pipeline in parse(command) {
+            // Each pipeline starts with no text yet: its first command produces it.
+            self.authored = true;
+            for cmd in &pipeline.commands {
+                self.command(cmd, depth);
+            }
+        }
+    }
+}
+
+/// Commands whose output is text from the command line or from files, so sending it to
+/// a file writes authored content (`cat > f <<EOF`, `echo x > f`, `sed 's/a/b/' a > b`).
+const TEXT_TOOLS: [&str; 18] = [
+    "echo", "printf", "cat", "tee", "sed", "awk", "gawk", "tr", "sort", "uniq", "cut", "head",
+    "tail", "paste", "fold", "rev", "envsubst", "true",
+];
+
+fn is_device(path: &str) -> bool {
+    path == "/dev/null"
+        || path == "/dev/tty"
+        || path.starts_with("/dev/std")
+        || path.starts_with("/dev/fd/")
+}
+
+/// Interpreters whose inline code may write files.
+fn is_interpreter(program: &str) -> bool {
+    let python = program
+        .strip_prefix("python")
+        .is_some_and(|v| v.chars().all(|c| c.is_ascii_digit() || c == '.'));
+    python || ["node", "nodejs", "deno", "bun", "ruby", "perl", "php"].contains(&program)
+}
+
+/// A short-option cluster asks for in-place editing (`-i`, `-i.bak`, `-pi`, `-Ei`) or
+/// the long form does.
+fn in_place(args: &[String]) -> bool {
+    args.iter().any(|a| {
+        a == "--in-place"
+            || a.starts_with("--in-place=")
+            || (a.starts_with('-')
+                && !a.starts_with("--")
+                && a[1..]
+                    .split('.')
+                    .next()
+                    .is_some_and(|flags| flags.contains('i')))
+    })
+}
+
+/// Whether `arg` introduces inline code for `program`: `python -c`, `php -r`,
+/// `node -e`/`--eval`/`-p`, and for Perl and Ruby an option cluster ending in `e`
+/// (`-e`, `-pe`, `-ne`).
+fn takes_code(program: &str, arg: &str) -> bool {
+    match program {
+        "php" => arg == "-r",
+        "node" | "nodejs" | "deno" | "bun" => ["-e", "--eval", "-p", "--print"].contains(&arg),
+        "perl" | "ruby" => short_cluster(arg).is_some_and(|f| f.ends_with(['e', 'E'])),
+        _ => arg == "-c",
+    }
+}
+
+/// The letters of a short-option cluster (`-pie` -> `pie`).
+fn short_cluster(arg: &str) -> Option<&str> {
+    arg.strip_prefix('-')
+        .filter(|f| !f.starts_with('-') && !f.is_empty())
+}
+
+/// The files of `perl -i` / `ruby -i`: operands, skipping the code after `-e`-like
+/// clusters.
+fn script_files(args: &[String]) -> Vec<&String> {
+    let mut files = Vec::new();
+    let mut it = args.iter();
+    while let Some(a) = it.next() {
+        if short_cluster(a).is_some_and(|f| f.ends_with(['e', 'E'])) {
+            it.next();
+        } else if !a.starts_with('-') {
+            files.push(a);
+        }
+    }
+    files
+}
+
+/// `sed`'s files: every operand when a script came with `-e`/`-f`, else all but the first
+/// (the script).
+/// `sed` options followed by a separate value.
+const SED_VALUE_OPTIONS: [&str; 5] = ["-e", "-f", "-l", "--expression", "--file"];
+
+fn sed_files(args: &[String]) -> Vec<&String> {
+    let with_value = &SED_VALUE_OPTIONS;
+    let scripted = args.iter().any(|a| {
+        with_value[..2].contains(&a.as_str())
+            || a.starts_with("--expression")
+            || a.starts_with("--file")
+    });
+    let ops: Vec<&String> = operands(args, with_value).collect();
+    if scripted {
+        ops
+    } else {
+        ops.into_iter().skip(1).collect()
+    }
+}
+
+/// The operands of a command's arguments: words that are not options, skipping the value
+/// after each option in `with_value`; after `--` every word is an operand.
+fn operands<'a>(
+    args: &'a [String],
+    with_value: &'a [&'a str],
+) -> impl Iterator<Item = &'a String> + 'a {
+    let mut skip_next = false;
+    let mut all = false;
+    args.iter().filter(move |a| {
+        if skip_next {
+            skip_next = false;
+            return false;
+        }
+        if all {
+            return true;
+        }
+        if a.as_str() == "--" {
+            all = true;
+            return false;
+        }
+        if with_value.contains(&a.as_str()) {
+            skip_next = true;
+            return false;
+        }
+        !(a.starts_with('-') && a.len() > 1)
+    })
+}
+
+/// A quoted word's text (`'…'` or `"…"` around it removed), for inline code.
+fn unquote(word: &str) -> String {
+    let w = word.trim();
+    for q in ['\'', '"'] {
+        if w.len() >= 2 && w.starts_with(q) && w.ends_with(q) {
+            return w[1..w.len() - 1].to_string();
+        }
+    }
+    w.to_string()
+}
+
+/// What a command line writes; `None` when it writes nothing the grammar can see.
+pub fn writes(command: &str, cwd: Option<&str>) -> Option<Writes> {
+    let mut walk = Walk::new(cwd, Dir::Run);
+    walk.line(command, 0);
+    let captures: Vec<String> = walk
+        .captures
+        .into_iter()
+        .filter(|c| !walk.paths.contains(c))
+        .collect();
+    (!walk.paths.is_empty() || walk.unnamed || !captures.is_empty()).then(|| Writes {
+        paths: walk.paths.into_iter().collect(),
+        unnamed: walk.unnamed,
+        captures,
+    })
+}
+
+/// Calls in inline code that write or remove the file named by their first argument.
+const WRITING_CALLS: [&str; 16] = [
+    "writeFileSync(",
+    "writeFile(",
+    "appendFileSync(",
+    "appendFile(",
+    "createWriteStream(",
+    "rmSync(",
+    "unlinkSync(",
+    "renameSync(",
+    "copyFileSync(",
+    "File.write(",
+    "os.remove(",
+    "os.unlink(",
+    "os.rename(",
+    "os.replace(",
+    "shutil.move(",
+    "shutil.rmtree(",
+];
+
+/// Method calls that write the path object they are called on (`Path('a').write_text`).
+const WRITING_METHODS: [&str; 3] = [".write_text(", ".write_bytes(", ".unlink("];
+
+/// What inline interpreter code writes: files opened for writing (`open(p, 'w')`,
+/// `open(my $fh, '>', $p)`), `Path(p).write_text(...)`, `fs.writeFileSync(p, ...)`,
+/// `File.write(p, ...)`, `shutil.copy(src, dst)`, `fileinput` in place, ...
+pub fn code_writes(code: &str) -> Writes {
+    let mut paths = BTreeSet::new();
+    let mut unnamed = false;
+    let mut note = |path: Option<String>| match path {
+        Some(p) => {
+            paths.insert(p);
+        }
+        None => unnamed = true,
+    };
+    for (at, _) in code.match_indices("open(") {
+        let args = call_args(&code[at + "open(".len()..]);
+        let literals: Vec<Option<String>> = args.iter().map(|a| string_literal(a)).collect();
+        let mode_at = args
+            .iter()
+            .zip(&literals)
+            .position(|(a, lit)| lit.as_deref().is_some_and(is_write_mode) || is_mode_keyword(a));
+        if let Some(m) = mode_at {
+            let path = literals
+                .iter()
+                .enumerate()
+                .filter(|(i, _)| *i != m)
+                .find_map(|(_, l)| l.clone().filter(|l| !is_write_mode(l)));
+            note(path);
+        }
+    }
+    for call in WRITING_CALLS {
+        for (at, _) in code.match_indices(call) {
+            let args = call_args(&code[at + call.len()..]);
+            note(args.first().and_then(|a| string_literal(a)));
+        }
+    }
+    for (at, _) in code.match_indices("shutil.copy") {
+        let rest = &code[at..];
+        if let Some(open) = rest.find('(') {
+            let args = call_args(&rest[open + 1..]);
+            note(args.get(1).and_then(|a| string_literal(a)));
+        }
+    }
+    for method in WRITING_METHODS {
+        for (at, _) in code.match_indices(method) {
+            note(receiver_path(&code[..at]));
+        }
+    }
+    if code.contains("fileinput") && code.contains("inplace") {
+        unnamed = true;
+    }
+    Writes {
+        paths: paths.into_iter().collect(),
+        unnamed,
+        captures: Vec::new(),
+    }
+}
+
+/// A mode string that writes: `w`, `a`, `x` or `+` among mode letters, or Perl's `>`.
+fn is_write_mode(s: &str) -> bool {
+    let perl = s.starts_with('>') || s.starts_with("+<");
+    let letters = !s.is_empty()
+        && s.len() <= 4
+        && s.chars().all(|c| "rwaxbtU+".contains(c))
+        && s.contains(['w', 'a', 'x', '+']);
+    perl || letters
+}
+
+/// `mode='w'` / `mode: "a"` as a keyword argument.
+fn is_mode_keyword(arg: &str) -> bool {
+    let Some(rest) = arg.trim().strip_prefix("mode") else {
+        return false;
+    };
+    let value = rest.trim_start().trim_start_matches(['=', ':']).trim();
+    string_literal(value).is_some_and(|m| is_write_mode(&m))
+}
+
+/// The arguments of a call whose text starts after its `(`, split on top-level commas.
+fn call_args(rest: &str) -> Vec<String> {
+    let mut args = Vec::new();
+    let mut current = String::new();
+    let mut depth = 0usize;
+    let mut quote: Option<char> = None;
+    let mut chars = rest.chars();
+    while let Some(c) = chars.next() {
+        if let Some(q) = quote {
+            current.push(c);
+            if c == '\\' {
+                current.extend(chars.next());
+            } else if c == q {
+                quote = None;
+            }
+            continue;
+        }
+        match c {
+            '\'' | '"' | '`' => {
+                quote = Some(c);
+                current.push(c);
+            }
+            '(' | '[' | '{' => {
+                depth += 1;
+                current.push(c);
+            }
+            ')' | ']' | '}' if depth == 0 => break,
+            ')' | ']' | '}' => {
+                depth -= 1;
+                current.push(c);
+            }
+            ',' if depth == 0 => args.push(std::mem::take(&mut current)),
+            _ => current.push(c),
+        }
+        if args.len() > 8 {
+            break;
+        }
+    }
+    if !current.trim().is_empty() {
+        args.push(current);
+    }
+    args.into_iter().map(|a| a.trim().to_string()).collect()
+}
+
+/// The text of a string literal argument (`'a.py'`, `"a.py"`, `r"a.py"`), if it is one.
+fn string_literal(arg: &str) -> Option<String> {
+    let arg = arg.trim().trim_start_matches(['r', 'b', 'R', 'B']);
+    let q = arg.chars().next().filter(|c| *c == '\'' || *c == '"')?;
+    let inner = arg.strip_prefix(q)?.strip_suffix(q)?;
+    (!inner.is_empty() && !inner.contains(q) && !inner.contains(['\n', '{']))
+        .then(|| inner.to_string())
+}
+
+/// The literal path of `Path('a.py')` / `pathlib.Path("a.py")` right before a method call.
+fn receiver_path(before: &str) -> Option<String> {
+    let inner = before.strip_suffix(')')?;
+    let open = inner.rfind("Path(")?;
+    string_literal(&inner[open + "Path(".len()..])
+}
+
+/// Package managers, and the subcommands that change what is installed.
+const PACKAGE_MANAGERS: [&str; 24] = [
+    "pip",
+    "pip3",
+    "pipx",
+    "uv",
+    "poetry",
+    "conda",
+    "mamba",
+    "micromamba",
+    "npm",
+    "yarn",
+    "pnpm",
+    "bun",
+    "cargo",
+    "go",
+    "gem",
+    "bundle",
+    "apt",
+    "apt-get",
+    "apk",
+    "brew",
+    "dnf",
+    "yum",
+    "composer",
+    "easy_install",
+];
+const INSTALL_WORDS: [&str; 7] = ["install", "uninstall", "add", "remove", "i", "ci", "get"];
+
+/// Whether the line installs or removes packages (`pip install -e .`, `npm ci`,
+/// `go get`, `python -m pip install`): it changes what the next run sees without
+/// changing the project's code.
+pub fn installs(command: &str) -> bool {
+    parse(command)
+        .iter()
+        .flat_map(|p| &p.commands)
+        .any(|c| is_install(c.effective()))
+}
+
+fn is_install(words: &[String]) -> bool {
+    let Some(program) = words.first().map(|w| base_name(w)) else {
+        return false;
+    };
+    let mut rest: Vec<&str> = words[1..]
+        .iter()
+        .map(String::as_str)
+        .filter(|w| !w.starts_with('-'))
+        .collect();
+    let manager = if is_interpreter(program) && words.get(1).is_some_and(|w| w == "-m") {
+        // `python -m pip install`: the module is the manager.
+        rest.first()
+            .is_some_and(|m| PACKAGE_MANAGERS.contains(m))
+            .then(|| rest.remove(0))
+    } else {
+        PACKAGE_MANAGERS.contains(&program).then_some(program)
+    };
+    let Some(_) = manager else {
+        return false;
+    };
+    // `uv pip install`: a manager's own pip.
+    if rest.first() == Some(&"pip") {
+        rest.remove(0);
+    }
+    rest.first().is_some_and(|sub| INSTALL_WORDS.contains(sub))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn w(cmd: &str) -> Option<Writes> {
+        writes(cmd, Some("/testbed"))
+    }
+
+    fn named(cmd: &str) -> Vec<String> {
+        w(cmd).map(|w| w.paths).unwrap_or_default()
+    }
+
+    fn captured(cmd: &str) -> Vec<String> {
+        w(cmd).map(|w| w.captures).unwrap_or_default()
+    }
+
+    #[test]
+    fn redirections_and_heredocs_write_their_target() {
+        assert_eq!(named("echo x > out.txt"), ["out.txt"]);
+        assert_eq!(named("printf '%s' a >> log/app.log"), ["log/app.log"]);
+        assert_eq!(named("sed 's/a/b/' in.cfg > out.cfg"), ["out.cfg"]);
+        assert_eq!(
+            named("cat > /testbed/src/fix.py << 'EOF'\nprint('a > b')\nEOF"),
+            ["src/fix.py"]
+        );
+        assert_eq!(
+            named("cd /testbed/pkg && cat <<EOF > main.go\npackage main\nEOF"),
+            ["pkg/main.go"]
+        );
+        assert_eq!(
+            named("tee -a CMakeLists.txt <<< 'add_subdirectory(x)'"),
+            ["CMakeLists.txt"]
+        );
+        let unnamed = w("echo x > \"$OUT\"").expect("writes");
+        assert!(unnamed.unnamed && unnamed.paths.is_empty());
+    }
+
+    #[test]
+    fn program_output_sent_to_a_file_is_a_capture() {
+        for (cmd, file) in [
+            ("make &> build.log", "build.log"),
+            ("git diff -- src/ > patch.txt", "patch.txt"),
+            ("python -m pytest tests/ > out.txt 2>&1", "out.txt"),
+            ("npm test 2>&1 | tee test.log", "test.log"),
+            ("go vet ./... 2> vet.txt", "vet.txt"),
+        ] {
+            let writes = w(cmd).expect("writes");
+            assert!(!writes.mutates(), "{cmd}");
+            assert_eq!(captured(cmd), [file], "{cmd}");
+        }
+    }
+
+    #[test]
+    fn viewers_write_nothing() {
+        for viewer in [
+            "cat src/app.py",
+            "grep -rn 'x > y' src/",
+            "ls -la > /dev/null",
+            "echo done",
+            "make 2>&1 | tail -50",
+            "cargo build 2>/dev/null",
+            "go test ./... >/dev/stdout",
+            "sed -n '1,20p' lib/index.js",
+            "git diff > /dev/null; git status",
+            "cat <<EOF\nrm -rf build\nEOF",
+            "python3 -c 'print(open(\"a.txt\").read())'",
+        ] {
+            assert_eq!(w(viewer), None, "{viewer}");
+        }
+    }
+
+    #[test]
+    fn in_place_editors_write_their_files() {
+        assert_eq!(
+            named("sed -i 's/old/new/g' src/a.py src/b.py"),
+            ["src/a.py", "src/b.py"]
+        );
+        assert_eq!(named("sed -i.bak -e 's/x/y/' Makefile"), ["Makefile"]);
+        assert_eq!(named("sed -Ei 's/a/b/' lib/x.js"), ["lib/x.js"]);
+        assert_eq!(named("perl -pi -e 's/foo/bar/' Cargo.toml"), ["Cargo.toml"]);
+        assert_eq!(
+            named("cd /testbed && sed -i '10d' pkg/core.go"),
+            ["pkg/core.go"]
+        );
+    }
+
+    #[test]
+    fn file_utilities_and_git_write() {
+        assert_eq!(
+            named("mv src/old.rs src/new.rs"),
+            ["src/new.rs", "src/old.rs"]
+        );
+        assert_eq!(named("cp -r template/ dist/"), ["dist"]);
+        assert_eq!(named("rm -f build/out.o"), ["build/out.o"]);
+        assert_eq!(named("touch tests/__init__.py"), ["tests/__init__.py"]);
+        assert_eq!(
+            named("dd if=/dev/zero of=disk.img bs=1M count=1"),
+            ["disk.img"]
+        );
+        assert_eq!(named("git checkout -- src/main.c"), ["src/main.c"]);
+        assert_eq!(named("git restore package.json"), ["package.json"]);
+        assert_eq!(named("patch src/a.c < fix.diff"), ["src/a.c"]);
+        for unnamed in [
+            "git apply fix.patch",
+            "patch -p1 < fix.diff",
+            "git stash pop",
+            "find . -name '*.pyc' -delete",
+        ] {
+            assert!(w(unnamed).is_some_and(|w| w.unnamed), "{unnamed}");
+        }
+        for quiet in [
+            "git apply --check fix.patch",
+            "git log -3",
+            "git restore --staged a.c",
+            "git checkout -b topic",
+            "patch --dry-run -p1 < x.diff",
+        ] {
+            assert_eq!(w(quiet), None, "{quiet}");
+        }
+    }
+
+    #[test]
+    fn interpreters_that_open_files_for_writing() {
+        let py = "python3 - <<'EOF'\nsrc = open('pkg/mod.py').read()\nwith open('pkg/mod.py', 'w') as f:\n    f.write(src.replace('a', 'b'))\nEOF";
+        assert_eq!(named(py), ["pkg/mod.py"]);
+        assert_eq!(
+            named("python -c \"from pathlib import Path; Path('setup.cfg').write_text('x')\""),
+            ["setup.cfg"]
+        );
+        assert_eq!(
+            named("node -e \"require('fs').writeFileSync('src/index.js', 'x')\""),
+            ["src/index.js"]
+        );
+        assert_eq!(named("ruby -e \"File.write('Gemfile', 'x')\""), ["Gemfile"]);
+        let computed =
+            w("python3 -c \"import sys; open(sys.argv[1], 'a').write('x')\" f").expect("writes");
+        assert!(computed.unnamed);
+        assert_eq!(
+            w("python3 -c \"import json; print(json.load(open('a.json', 'r')))\""),
+            None
+        );
+        assert_eq!(w("python3 reproduce.py"), None);
+        assert_eq!(named("bash -c 'sed -i s/a/b/ main.c'"), ["main.c"]);
+    }
+
+    #[test]
+    fn package_installs_are_told_apart() {
+        for install in [
+            "pip install -e .",
+            "python -m pip install pytest==7.4",
+            "npm ci",
+            "npm i lodash",
+            "cargo add serde",
+            "go get golang.org/x/text",
+            "uv pip install numpy",
+            "cd /testbed && pip install -q pytest",
+        ] {
+            assert!(installs(install), "{install}");
+        }
+        for other in [
+            "pip list",
+            "npm test",
+            "cargo build",
+            "go test ./...",
+            "git add .",
+            "make install-check",
+        ] {
+            assert!(!installs(other), "{other}");
+        }
+    }
+}
