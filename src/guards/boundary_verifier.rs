@@ -112,7 +112,7 @@ impl Guard for BoundaryVerifier {
             return;
         };
         if outcome.success {
-            if outcome.verification {
+            if outcome.check_passed() {
                 self.edits.clear();
             }
             if call.kind.mutates_files() {

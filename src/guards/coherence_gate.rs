@@ -108,7 +108,7 @@ impl Guard for CoherenceGate {
                 self.patches += 1;
             }
             Step::Result { call, outcome, raw } => {
-                if outcome.success && outcome.verification {
+                if outcome.check_passed() {
                     self.incoherent.clear();
                     self.unresolved.clear();
                 }

@@ -130,7 +130,7 @@ impl Guard for CompactionPolicy {
                 while agent.recent.len() > window {
                     agent.recent.pop_front();
                 }
-                if outcome.verification && outcome.success {
+                if outcome.check_passed() {
                     agent.verified_since_compaction = true;
                 }
             }

@@ -102,7 +102,7 @@ impl Guard for ContextFolding {
             Step::Result { call, outcome, .. } => {
                 self.carry(event.turn, outcome.chars);
                 self.segment.results += 1;
-                if outcome.verification && outcome.success {
+                if outcome.check_passed() {
                     self.fold(event.turn, call, firings);
                 }
             }

@@ -55,6 +55,9 @@ pub struct LedgerFinalization {
     failing_checks: BTreeMap<String, u32>,
     terminal: Option<u32>,
     claimed_complete: bool,
+    /// Calls that changed files, and how many of those were inferred from shell grammar.
+    mutations: u64,
+    inferred_mutations: u64,
 }
 
 impl Spec for LedgerFinalization {
@@ -76,6 +79,8 @@ impl Spec for LedgerFinalization {
             failing_checks: BTreeMap::new(),
             terminal: None,
             claimed_complete: false,
+            mutations: 0,
+            inferred_mutations: 0,
         }
     }
 }
@@ -94,13 +99,15 @@ impl Guard for LedgerFinalization {
                 // A write happened even when the output overturned the call's verdict.
                 if outcome.mutation {
                     self.last_mutation = Some(here);
+                    self.mutations += 1;
+                    self.inferred_mutations += u64::from(outcome.mutation_inferred);
                 }
                 if outcome.success {
                     for resolved in outcome.resolves(call) {
                         self.stale.remove(resolved);
                         self.failing_checks.remove(resolved);
                     }
-                    if outcome.verification {
+                    if outcome.check_passed() {
                         self.last_verified = Some(here);
                         // A passing check after the failures shows the current truth.
                         self.stale.clear();
@@ -158,6 +165,18 @@ impl Guard for LedgerFinalization {
         let mut metrics = Metrics::new();
         metrics.insert("finalized".into(), finalized.as_str().into());
         metrics.insert("unresolved".into(), reasons.len().into());
+        // Figures a reviewer checks the verdict against; inferred mutations are the ones
+        // read from shell grammar rather than recorded by the harness.
+        metrics.insert("mutations".into(), self.mutations.into());
+        metrics.insert("inferred_mutations".into(), self.inferred_mutations.into());
+        metrics.insert(
+            "last_mutation_turn".into(),
+            self.last_mutation.map(|(_, t)| t).into(),
+        );
+        metrics.insert(
+            "last_verified_turn".into(),
+            self.last_verified.map(|(_, t)| t).into(),
+        );
         metrics
     }
 }

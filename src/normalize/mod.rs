@@ -116,16 +116,29 @@ pub struct Outcome {
 }
 
 impl Outcome {
+    /// A check that passed: a verification whose verdict is a success and whose own output
+    /// reports no failure. A script that exits 0 while printing `FAIL:` or a failure count
+    /// has not passed a check, whatever its exit status (issue #10).
+    pub fn check_passed(&self) -> bool {
+        self.verification && self.success && !self.reports_failures()
+    }
+
     /// Whether the call changed what a later run sees: files or installed packages.
     pub fn changes_state(&self) -> bool {
         self.mutation || self.environment
     }
 
-    /// Every family a successful result resolves: its own and the ones it implies.
+    /// Every family a successful result resolves: its own and the ones it implies. A check
+    /// whose output reports failures resolves nothing, whatever its exit status.
     pub fn resolves<'a>(&'a self, call: &'a CallInfo) -> impl Iterator<Item = &'a String> + 'a {
-        let own = self.success.then_some(&call.families.action);
+        let clean = self.success && !(self.verification && self.reports_failures());
+        let own = clean.then_some(&call.families.action);
         own.into_iter()
-            .chain(self.implies.iter().filter(move |_| self.success))
+            .chain(self.implies.iter().filter(move |_| clean))
+    }
+
+    fn reports_failures(&self) -> bool {
+        self.signal.is_some_and(|s| s.reports_failures())
     }
 }
 

@@ -82,6 +82,13 @@ impl Lexer {
                     self.word.extend(&self.chars[self.i..end]);
                     self.i = end;
                 }
+                // A comment runs to the end of its line; it changes nothing the line does.
+                '#' if self.word.is_empty() => {
+                    self.flush();
+                    while self.i < self.chars.len() && self.chars[self.i] != '\n' {
+                        self.i += 1;
+                    }
+                }
                 '\n' => {
                     self.push(Token::Op(";".into()));
                     self.i += 1;
@@ -582,6 +589,16 @@ mod tests {
             open[0].commands[0].redirects[0].body.as_deref(),
             Some("print(1)\n")
         );
+    }
+
+    #[test]
+    fn comments_are_not_words() {
+        assert_eq!(
+            words("git checkout a.py  # revert"),
+            vec![vec!["git", "checkout", "a.py"]]
+        );
+        assert_eq!(words("echo a#b '#c'"), vec![vec!["echo", "a#b", "'#c'"]]);
+        assert_eq!(render(&parse("make # build\nmake test")), "make; make test");
     }
 
     #[test]

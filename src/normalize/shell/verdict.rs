@@ -26,10 +26,11 @@ pub fn status_masked(command: &str) -> bool {
             return true;
         }
         let last = i + 1 == list.len();
+        // A status ignored or masked by the list, of a pipeline that could have printed
+        // what the output reports: `cat > t.py <<EOF; python t.py` masks nothing.
         let ignored = match p.then.as_deref() {
             Some("&") => true,
-            // `set -o pipefail; ...`, `export X=1; ...`: settings, not checks.
-            Some(";" | "||") => !last && !p.commands.iter().all(is_setting),
+            Some(";" | "||") => !last && !is_silent(p),
             _ => false,
         };
         if ignored {
@@ -39,11 +40,26 @@ pub fn status_masked(command: &str) -> bool {
     false
 }
 
-fn is_setting(cmd: &Command) -> bool {
-    matches!(
-        cmd.name(),
-        Some("set" | "export" | "unset" | "shopt" | "ulimit" | "umask")
-    )
+/// A pipeline that prints nothing to the output: its standard output goes to a file, or
+/// it only changes the shell (`cd`, `set -o pipefail`, `export X=1`).
+fn is_silent(p: &Pipeline) -> bool {
+    let Some(last) = p.commands.last() else {
+        return true;
+    };
+    let settings = p.commands.iter().all(|c| {
+        matches!(
+            c.name(),
+            Some("cd" | "set" | "export" | "unset" | "shopt" | "ulimit" | "umask")
+        )
+    });
+    let stdout_to_file = last.redirects.iter().any(|r| {
+        r.is_output()
+            && matches!(
+                r.op.as_str(),
+                ">" | ">>" | ">|" | "1>" | "1>>" | "&>" | "&>>"
+            )
+    });
+    settings || stdout_to_file
 }
 
 fn sets_pipefail(cmd: &Command) -> bool {
@@ -150,6 +166,8 @@ mod tests {
             "make && make check",
             "set -o pipefail; cargo test 2>&1 | tail -5",
             "set -euo pipefail && go test ./... | tail",
+            "cat > t.py <<'EOF'\nprint('FAIL: expected')\nEOF\npython t.py",
+            "cd build; ctest",
         ] {
             assert!(!status_masked(plain), "{plain}");
         }
