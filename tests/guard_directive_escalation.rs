@@ -184,3 +184,87 @@ fn threshold_setting_and_sub_agents() {
     assert_eq!(fired[0].effect, Effect::Advisory);
     assert!(!replay.metrics[GUARD].contains_key("terminal_turn"));
 }
+
+// ------------------------------------------- what the model saw (issue #10, item 4)
+
+/// Several directives recorded in one turn (one per blocked call of one response) are
+/// one directive: the model sees them together in its next request. Four at turn 1 do not
+/// cut the run at turn 1, in any ecosystem.
+#[test]
+fn directives_of_one_turn_count_once() {
+    for (cwd, family) in [
+        ("/w/shop", "shell:npm test"),
+        ("/w/crate", "shell:cargo test"),
+        ("/w/api", "shell:pytest -q"),
+    ] {
+        let mut run = Run::new("1780000000000-one-turn", cwd, 4000);
+        run.turn(300);
+        for _ in 0..4 {
+            refused_edit(&mut run, "src/main");
+            run.directive("read_authoritative_target", family, "active");
+        }
+        run.turn(300).shell("echo done", true, "done");
+        let replay = replay(&run);
+        assert!(firings(&replay, GUARD).is_empty(), "{family}");
+        assert_eq!(metric(&replay, GUARD, "directive_records"), 4);
+        assert_eq!(metric(&replay, GUARD, "directives"), 1);
+        assert_eq!(metric(&replay, GUARD, "ignored"), 0);
+    }
+}
+
+/// A directive is ignored only when a later model request passed it by: directives at four
+/// turns with nothing answering them reach the threshold at the fourth.
+#[test]
+fn directives_passed_by_at_later_turns_are_ignored() {
+    for (cwd, family) in [
+        ("/w/fw", "shell:make"),
+        ("/w/svc", "shell:go test ./..."),
+        ("/w/web", "shell:npx tsc --noEmit"),
+    ] {
+        let mut run = Run::new("1780000000000-passed-by", cwd, 4000);
+        for _ in 0..4 {
+            run.turn(300);
+            refused_edit(&mut run, "src/main");
+            refused_edit(&mut run, "src/other");
+            run.directive("read_authoritative_target", family, "active");
+            run.directive("read_authoritative_target", family, "active");
+        }
+        let replay = replay(&run);
+        let fired = firings(&replay, GUARD);
+        assert_eq!(fired.len(), 1, "{family}");
+        assert_eq!((fired[0].turn, fired[0].effect), (4, Effect::Terminal));
+        assert_eq!(metric(&replay, GUARD, "ignored"), 3);
+    }
+}
+
+/// A call of the response that drew the directive never saw it, so it does not answer it;
+/// the same read one turn later does.
+#[test]
+fn only_calls_after_the_directive_answer_it() {
+    let directive = |run: &mut Run| {
+        refused_edit(run, "src/lib.rs");
+        run.directive(
+            "read_authoritative_target",
+            "file_edit:src/lib.rs",
+            "active",
+        );
+    };
+    // The read shares the directive's turn each time: every directive is ignored.
+    let mut same_turn = Run::new("1780000000000-same-turn", "/w/crate", 4000);
+    for _ in 0..4 {
+        same_turn.turn(300);
+        directive(&mut same_turn);
+        same_turn.read("src/lib.rs", "pub fn f() {}");
+    }
+    assert_eq!(firings(&replay(&same_turn), GUARD).len(), 1);
+    // The read comes at the next turn: each directive is answered.
+    let mut next_turn = Run::new("1780000000000-next-turn", "/w/crate", 4000);
+    for _ in 0..4 {
+        next_turn.turn(300);
+        directive(&mut next_turn);
+        next_turn.turn(300).read("src/lib.rs", "pub fn f() {}");
+    }
+    let replay = replay(&next_turn);
+    assert!(firings(&replay, GUARD).is_empty());
+    assert_eq!(metric(&replay, GUARD, "satisfied"), 4);
+}

@@ -2,11 +2,14 @@
 //!
 //! ## What it checks
 //! Every recorded directive (except those already in a terminal state) is a recovery
-//! directive. It is satisfied by a later successful read, a successful mutation or any
-//! verification attempt; a call the harness refused never satisfies it. A directive
-//! recorded while the previous one is still unsatisfied means the previous one was
-//! ignored. When `ignored_threshold` directives in a row have been ignored, the harness
-//! would have forced `report_incomplete`: `terminal_incomplete` ends the run at that turn.
+//! directive. The directives one agent got at one turn (one per blocked call of one
+//! response) are one directive: the model saw them together, in its next request. It is
+//! satisfied by a successful read, a mutation or any verification attempt made at a later
+//! turn (a call of the response that drew the directive never saw it); a call the harness
+//! refused never satisfies it. A directive is ignored when a later model request passed it
+//! by: a new directive at a later turn while it is still unsatisfied. When
+//! `ignored_threshold` directives in a row have been ignored, the harness would have forced
+//! `report_incomplete`: `terminal_incomplete` ends the run at that turn.
 //! Afterwards it counts the tool calls the terminal state would have blocked and the
 //! completion reports it would still have allowed.
 //!
@@ -51,8 +54,10 @@ impl Default for Settings {
 /// One agent's directive track.
 #[derive(Debug, Default)]
 struct Track {
-    /// The latest recovery directive, while nothing has satisfied it.
-    pending: bool,
+    /// The turn of the latest recovery directive, while nothing has satisfied it.
+    pending: Option<u32>,
+    /// The turn of the latest directive, satisfied or not (directives of one turn are one).
+    last_turn: Option<u32>,
     /// Directives ignored in a row.
     ignored: u32,
     terminal: bool,
@@ -60,6 +65,8 @@ struct Track {
 
 #[derive(Debug, Default)]
 struct Counts {
+    /// Directive records, and the directives the model saw (one per agent and turn).
+    records: u64,
     directives: u64,
     satisfied: u64,
     ignored: u64,
@@ -116,6 +123,7 @@ impl Guard for DirectiveEscalation {
     fn finish_run(&mut self, _run: &RunMeta<'_>, _state: &RunState, _f: &mut Firings) -> Metrics {
         let c = &self.counts;
         let mut metrics = Metrics::new();
+        metrics.insert("directive_records".into(), c.records.into());
         metrics.insert("directives".into(), c.directives.into());
         metrics.insert("satisfied".into(), c.satisfied.into());
         metrics.insert("ignored".into(), c.ignored.into());
@@ -142,13 +150,20 @@ impl DirectiveEscalation {
             return;
         }
         let threshold = self.settings.ignored_threshold.max(1);
-        self.counts.directives += 1;
+        self.counts.records += 1;
         let track = self.tracks.entry(event.agent.to_string()).or_default();
+        if track.last_turn == Some(event.turn) {
+            // One more record of the directive the model will see once.
+            return;
+        }
+        track.last_turn = Some(event.turn);
+        self.counts.directives += 1;
         if track.terminal {
             return;
         }
-        let ignored_previous = track.pending;
-        track.pending = true;
+        // A later model request passed the pending directive by without satisfying it.
+        let ignored_previous = track.pending.is_some();
+        track.pending = Some(event.turn);
         if !ignored_previous {
             return;
         }
@@ -198,10 +213,12 @@ impl DirectiveEscalation {
         let Some(track) = self.tracks.get_mut(&call.agent) else {
             return;
         };
-        if !satisfies || track.terminal || !track.pending {
+        // Only a call made after the model saw the directive answers it.
+        let answered = track.pending.is_some_and(|turn| call.turn > turn);
+        if !satisfies || track.terminal || !answered {
             return;
         }
-        track.pending = false;
+        track.pending = None;
         track.ignored = 0;
         self.counts.satisfied += 1;
     }
