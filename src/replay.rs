@@ -73,6 +73,11 @@ pub fn replay_all(
 }
 
 /// Replays the sessions of one project in order, through one set of guards.
+///
+/// When the project's recorded convergence ledger holds rounds that replaying its runs
+/// does not rebuild (runs pruned from the recording), the project is replayed a second
+/// time with those rounds carried into its first run (seed 000 WO-3); the first replay's
+/// results are discarded. Projects without a recorded ledger are read once.
 pub fn replay_project(
     project: &ProjectSource,
     config: &Config,
@@ -86,6 +91,23 @@ pub fn replay_project(
         Vec::new()
     };
     let mut replayer = ProjectReplayer::new(&project.name, config, ledger)?;
+    let out = replay_sessions(project, &mut replayer, policy, problems.clone(), progress)?;
+    let gaps = replayer.store_gaps();
+    if gaps.iter().all(Vec::is_empty) {
+        return Ok(out);
+    }
+    let mut seeded = ProjectReplayer::new(&project.name, config, replayer.convergence_ledger)?;
+    seeded.seed_from_store(&gaps);
+    replay_sessions(project, &mut seeded, policy, problems, &|| {})
+}
+
+fn replay_sessions(
+    project: &ProjectSource,
+    replayer: &mut ProjectReplayer,
+    policy: Policy,
+    mut problems: Problems,
+    progress: &(dyn Fn() + Sync),
+) -> Result<Vec<RunReplay>, ReplayError> {
     let mut out = Vec::with_capacity(project.runs.len());
     for source in &project.runs {
         let loaded = ingest::load_run(source, policy)?;
@@ -118,6 +140,27 @@ impl ProjectReplayer {
             convergence_ledger,
             session_index: 0,
         })
+    }
+
+    /// After the project's runs: what its recorded store holds beyond what each guard
+    /// rebuilt (empty for guards that carry nothing).
+    pub fn store_gaps(&self) -> Vec<Vec<LedgerFamily>> {
+        if self.convergence_ledger.is_empty() {
+            return vec![Vec::new(); self.guards.len()];
+        }
+        self.guards
+            .iter()
+            .map(|(_, g)| g.store_gap(&self.convergence_ledger).unwrap_or_default())
+            .collect()
+    }
+
+    /// Before the first run: carries each guard's gap in (see [`ProjectReplayer::store_gaps`]).
+    pub fn seed_from_store(&mut self, gaps: &[Vec<LedgerFamily>]) {
+        for ((_, guard), gap) in self.guards.iter_mut().zip(gaps) {
+            if !gap.is_empty() {
+                guard.seed_from_store(gap);
+            }
+        }
     }
 
     /// Replays the project's next session.

@@ -10,10 +10,11 @@ use common::{firings, replay_sessions};
 use hindsight::config::Config;
 use hindsight::guards::convergence::{Breaker, Progress, Thresholds, Tier};
 use hindsight::guards::Effect;
+use hindsight::ingest::{discover, Policy};
 use hindsight::normalize::family::families;
 use hindsight::normalize::shell::normalize_shell_for_family;
 use hindsight::normalize::{RunState, ToolKind};
-use hindsight::replay::RunReplay;
+use hindsight::replay::{replay_project, RunReplay};
 use hindsight::synth::Run;
 use serde_json::json;
 
@@ -347,6 +348,91 @@ fn wo3_resumed_session_trips_on_its_first_round() {
     );
 }
 
+/// The project's recorded store as `.omnius/convergence-ledger.json`, with `runs` beside it.
+fn project_with_store(runs: &[Run], store: serde_json::Value) -> Vec<RunReplay> {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let omnius = dir.path().join("p/.omnius");
+    for run in runs {
+        run.write_to(&omnius);
+    }
+    std::fs::write(omnius.join("convergence-ledger.json"), store.to_string()).expect("store");
+    let projects = discover(&[dir.path().join("p")]).expect("discover");
+    replay_project(&projects[0], &Config::default(), Policy::Strict, &|| {}).expect("replay")
+}
+
+/// "A fresh breaker seeded from the store trips on round 1", from the recording alone:
+/// the store (keyed as the harness keyed it, error class and all) holds 5 rounds of a
+/// family, the recorded run rebuilds 1, so 4 came from runs no longer recorded and the
+/// recorded failure is the family's 5th round. The report says where they came from.
+#[test]
+fn wo3_breaker_seeded_from_the_recorded_store_trips_on_round_1() {
+    for (cwd, command, key, output) in [
+        (
+            "/w/shop",
+            "npm test 2>&1 | tail -30",
+            "shell:npm test:tool_failed",
+            "Tests: 2 failed",
+        ),
+        (
+            "/w/crate",
+            "cargo build",
+            "shell:cd /w/crate && cargo build 2>&1:tool_failed",
+            "error[E0425]: x",
+        ),
+        (
+            "/w/api",
+            "pytest -q",
+            "shell:pytest -q :tool_failed",
+            "1 failed, 3 passed",
+        ),
+    ] {
+        let mut run = Run::new("1780000000000-resumed", cwd, 100);
+        run.turn(10).shell(command, false, output);
+        let store = json!({"version": 1, "families": {key: {"rounds": 5}}});
+        let runs = project_with_store(&[run], store);
+        let abandon: Vec<_> = firings(&runs[0], "convergence_breaker")
+            .into_iter()
+            .filter(|f| f.action == "abandon")
+            .collect();
+        assert_eq!(abandon.len(), 1, "{command}: {:?}", runs[0].firings);
+        assert_eq!(abandon[0].turn, 1);
+        assert!(
+            abandon[0].detail.as_deref().is_some_and(
+                |d| d.contains("5 rounds (4 carried from the recorded convergence ledger)")
+            ),
+            "{:?}",
+            abandon[0].detail
+        );
+        let carried = &runs[0].metrics["convergence_breaker"]["carried_from_store"];
+        assert_eq!(carried.as_object().map(|m| m.len()), Some(1), "{carried}");
+    }
+}
+
+/// A store whose rounds the recorded runs rebuild carries nothing extra in: the same
+/// rounds are not counted twice.
+#[test]
+fn wo3_store_rounds_the_runs_rebuild_are_not_counted_twice() {
+    let mut run = Run::new("1780000000000-whole", "/w/svc", 100);
+    for command in [
+        "go test ./...",
+        "go test ./... 2>&1",
+        "go test ./... | tail",
+    ] {
+        run.turn(10)
+            .shell(command, false, "--- FAIL: TestX (0.00s)\nFAIL");
+    }
+    let store =
+        json!({"version": 1, "families": {"shell:go test ./...:tool_failed": {"rounds": 3}}});
+    let runs = project_with_store(&[run], store);
+    assert_eq!(
+        turns_of(&runs[0], "convergence_breaker", "stalled"),
+        vec![3]
+    );
+    assert!(turns_of(&runs[0], "convergence_breaker", "abandon").is_empty());
+    let metrics = runs[0].metrics.get("convergence_breaker");
+    assert!(metrics.is_none_or(|m| m.get("carried_from_store").is_none()));
+}
+
 /// Every threshold is configurable; the tiers follow it.
 #[test]
 fn wo3_thresholds_are_configurable() {
@@ -510,8 +596,11 @@ fn root_refinement_a_shorter_view_is_not_progress() {
         }
     }
     let runs = replay_sessions(&[run], &Config::default());
-    assert!(
-        !turns_of(&runs[0], "diagnostic_delta", "abandon").is_empty(),
+    // The count never changed, so each failure is one round: abandon at the 5th, not
+    // earlier (a filtered count is never the baseline a later full count "rises" from).
+    assert_eq!(
+        turns_of(&runs[0], "diagnostic_delta", "abandon"),
+        vec![5],
         "{:?}",
         runs[0].firings
     );

@@ -6,12 +6,22 @@
 //! family without error class (9b). What counts as *progress* (which decays the count)
 //! is the one thing the two guards disagree on, so it is a parameter here:
 //! WO-3's productive mutation, or the root refinement's falling diagnostic signal.
+//!
+//! The store: when the project's recorded `convergence-ledger.json` holds more rounds of a
+//! family than replaying the recorded runs rebuilds (older runs pruned), the difference is
+//! carried into the project's first run (WO-3: "a fresh breaker seeded from the store
+//! trips on round 1"), and the first run's metrics and firing details say so.
 
-use super::{Effect, Firings};
-use crate::normalize::{NormEvent, Signal, Step};
+use super::{Effect, Firings, Metrics, RunMeta};
+use crate::model::LedgerFamily;
+use crate::normalize::family::ledger_family;
+use crate::normalize::{NormEvent, RunState, Signal, Step};
 use serde::{Deserialize, Serialize};
 use std::cmp::Ordering;
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
+
+/// The agent whose carry the store holds.
+const MAIN: &str = "main";
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub enum Tier {
@@ -85,6 +95,8 @@ struct Track {
     mutations_at_failure: u64,
     /// Highest tier already reported on the current trajectory.
     reported: Option<Tier>,
+    /// Rounds of `rounds` seeded from the recorded store, until the trajectory restarts.
+    from_store: u32,
 }
 
 /// A family crossing into `stalled` or `abandon`.
@@ -93,6 +105,8 @@ pub struct Escalation {
     pub family: String,
     pub tier: Tier,
     pub rounds: u32,
+    /// Rounds carried in from the recorded store (runs no longer in the recording).
+    pub from_store: u32,
 }
 
 /// The breaker: one per project, so the carry survives session boundaries.
@@ -160,6 +174,7 @@ impl Breaker {
             // Progress resets the cliff: this failure starts a new trajectory.
             track.rounds = 1;
             track.reported = None;
+            track.from_store = 0;
         } else {
             track.rounds = track.rounds.saturating_add(step.max(1));
         }
@@ -176,9 +191,20 @@ impl Breaker {
                 family: call.families.action.clone(),
                 tier,
                 rounds: track.rounds,
+                from_store: track.from_store,
             });
         }
         None
+    }
+
+    /// Carries `rounds` of `family` in, as the harness's store would on construction.
+    pub fn seed(&mut self, agent: &str, family: &str, rounds: u32) {
+        let track = self
+            .tracks
+            .entry((agent.to_string(), family.to_string()))
+            .or_default();
+        track.rounds = track.rounds.saturating_add(rounds);
+        track.from_store = track.from_store.saturating_add(rounds);
     }
 
     /// Current rounds of a family (for tests and reports).
@@ -230,8 +256,88 @@ pub fn fire_escalation(event: &NormEvent<'_>, e: &Escalation, firings: &mut Firi
             "stop patching; regenerate or run_verification",
         ),
     };
+    let rounds = match e.from_store {
+        0 => format!("{} rounds", e.rounds),
+        n => format!(
+            "{} rounds ({n} carried from the recorded convergence ledger)",
+            e.rounds
+        ),
+    };
     firings
         .fire(event.turn, event.agent, e.tier.as_str(), effect)
         .family(e.family.clone())
-        .detail(format!("{} rounds; {next}", e.rounds));
+        .detail(format!("{rounds}; {next}"));
+}
+
+/// What both breaker guards do with the breaker: feed it, report its escalations and
+/// rounds, and carry rounds in from the project's recorded store.
+pub struct BreakerGuard {
+    breaker: Breaker,
+    /// The run's directory, for reading the store's keys in canonical form.
+    cwd: Option<String>,
+    /// What was seeded from the store, by family: the first run reports it.
+    seeded: Vec<LedgerFamily>,
+}
+
+impl BreakerGuard {
+    pub fn new(breaker: Breaker) -> Self {
+        Self {
+            breaker,
+            cwd: None,
+            seeded: Vec::new(),
+        }
+    }
+
+    pub fn observe(&mut self, event: &NormEvent<'_>, run: &RunState, firings: &mut Firings) {
+        if self.cwd.is_none() {
+            self.cwd = run.cwd().map(str::to_string);
+        }
+        let before = rounds_of(&self.breaker, event);
+        if let Some(escalation) = self.breaker.observe(event) {
+            fire_escalation(event, &escalation, firings);
+        }
+        plot_rounds(&self.breaker, before, event, firings);
+    }
+
+    /// The first run says what it carried in from the store.
+    pub fn finish_run(&mut self, run: &RunMeta<'_>) -> Metrics {
+        let mut metrics = Metrics::new();
+        if run.session_index == 0 && !self.seeded.is_empty() {
+            let seeded: serde_json::Map<String, serde_json::Value> = self
+                .seeded
+                .iter()
+                .map(|f| (f.family.clone(), f.rounds.into()))
+                .collect();
+            metrics.insert("carried_from_store".into(), seeded.into());
+        }
+        metrics
+    }
+
+    /// The store's rounds beyond the main agent's rebuilt ones, by canonical family (a
+    /// family the harness keyed in several variants sums them).
+    pub fn store_gap(&self, ledger: &[LedgerFamily]) -> Vec<LedgerFamily> {
+        let mut recorded: BTreeMap<String, u32> = BTreeMap::new();
+        for f in ledger {
+            let key = ledger_family(&f.family, self.cwd.as_deref());
+            let rounds = recorded.entry(key).or_default();
+            *rounds = rounds.saturating_add(f.rounds);
+        }
+        recorded
+            .into_iter()
+            .filter_map(|(family, rounds)| {
+                let rebuilt = self.breaker.rounds(MAIN, &family);
+                (rounds > rebuilt).then(|| LedgerFamily {
+                    family,
+                    rounds: rounds - rebuilt,
+                })
+            })
+            .collect()
+    }
+
+    pub fn seed_from_store(&mut self, gap: &[LedgerFamily]) {
+        for f in gap {
+            self.breaker.seed(MAIN, &f.family, f.rounds);
+        }
+        self.seeded = gap.to_vec();
+    }
 }

@@ -15,12 +15,13 @@
 //! seed 000 (`000_053cae7e53b598d3.txt`), WO-3 and WO-9 9b/9c. Progress here is WO-3's
 //! mutation rule; `diagnostic_delta` replays the root refinement's signal rule.
 
-use super::convergence::{fire_escalation, plot_rounds, rounds_of, Breaker, Progress, Thresholds};
-use super::{Firings, Guard, GuardInfo, Spec};
+use super::convergence::{Breaker, BreakerGuard, Progress, Thresholds};
+use super::{Firings, Guard, GuardInfo, Metrics, RunMeta, Spec};
+use crate::model::LedgerFamily;
 use crate::normalize::{NormEvent, RunState};
 
 pub struct ConvergenceBreaker {
-    breaker: Breaker,
+    breaker: BreakerGuard,
 }
 
 impl Spec for ConvergenceBreaker {
@@ -34,17 +35,25 @@ impl Spec for ConvergenceBreaker {
 
     fn new(settings: Thresholds) -> Self {
         Self {
-            breaker: Breaker::new(settings, Progress::Mutation),
+            breaker: BreakerGuard::new(Breaker::new(settings, Progress::Mutation)),
         }
     }
 }
 
 impl Guard for ConvergenceBreaker {
-    fn observe(&mut self, event: &NormEvent<'_>, _run: &RunState, firings: &mut Firings) {
-        let before = rounds_of(&self.breaker, event);
-        if let Some(escalation) = self.breaker.observe(event) {
-            fire_escalation(event, &escalation, firings);
-        }
-        plot_rounds(&self.breaker, before, event, firings);
+    fn observe(&mut self, event: &NormEvent<'_>, run: &RunState, firings: &mut Firings) {
+        self.breaker.observe(event, run, firings);
+    }
+
+    fn finish_run(&mut self, run: &RunMeta<'_>, _: &RunState, _: &mut Firings) -> Metrics {
+        self.breaker.finish_run(run)
+    }
+
+    fn store_gap(&self, ledger: &[LedgerFamily]) -> Option<Vec<LedgerFamily>> {
+        Some(self.breaker.store_gap(ledger))
+    }
+
+    fn seed_from_store(&mut self, gap: &[LedgerFamily]) {
+        self.breaker.seed_from_store(gap);
     }
 }

@@ -15,8 +15,9 @@
 //! ## Seed
 //! seed 000 (`000_053cae7e53b598d3.txt`), "Root refinement — progress = verification delta".
 
-use super::convergence::{fire_escalation, plot_rounds, rounds_of, Breaker, Progress, Thresholds};
-use super::{Firings, Guard, GuardInfo, Spec};
+use super::convergence::{Breaker, BreakerGuard, Progress, Thresholds};
+use super::{Firings, Guard, GuardInfo, Metrics, RunMeta, Spec};
+use crate::model::LedgerFamily;
 use crate::normalize::{NormEvent, RunState};
 use serde::{Deserialize, Serialize};
 
@@ -43,7 +44,7 @@ impl Default for Settings {
 }
 
 pub struct DiagnosticDelta {
-    breaker: Breaker,
+    breaker: BreakerGuard,
 }
 
 impl Spec for DiagnosticDelta {
@@ -62,22 +63,30 @@ impl Spec for DiagnosticDelta {
             abandon: s.abandon,
         };
         Self {
-            breaker: Breaker::new(
+            breaker: BreakerGuard::new(Breaker::new(
                 thresholds,
                 Progress::DiagnosticDelta {
                     worsening_step: s.worsening_step,
                 },
-            ),
+            )),
         }
     }
 }
 
 impl Guard for DiagnosticDelta {
-    fn observe(&mut self, event: &NormEvent<'_>, _run: &RunState, firings: &mut Firings) {
-        let before = rounds_of(&self.breaker, event);
-        if let Some(escalation) = self.breaker.observe(event) {
-            fire_escalation(event, &escalation, firings);
-        }
-        plot_rounds(&self.breaker, before, event, firings);
+    fn observe(&mut self, event: &NormEvent<'_>, run: &RunState, firings: &mut Firings) {
+        self.breaker.observe(event, run, firings);
+    }
+
+    fn finish_run(&mut self, run: &RunMeta<'_>, _: &RunState, _: &mut Firings) -> Metrics {
+        self.breaker.finish_run(run)
+    }
+
+    fn store_gap(&self, ledger: &[LedgerFamily]) -> Option<Vec<LedgerFamily>> {
+        Some(self.breaker.store_gap(ledger))
+    }
+
+    fn seed_from_store(&mut self, gap: &[LedgerFamily]) {
+        self.breaker.seed_from_store(gap);
     }
 }

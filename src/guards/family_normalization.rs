@@ -15,7 +15,7 @@
 //! seed 000 (`000_053cae7e53b598d3.txt`), WO-9 9a/9b; seed 001 WO-TD-03 (edit families).
 
 use super::{Effect, Firings, Guard, GuardInfo, Metrics, RunMeta, Spec};
-use crate::normalize::shell::normalize_shell_for_family;
+use crate::normalize::family::ledger_family;
 use crate::normalize::{NormEvent, RunState, Step};
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, BTreeSet};
@@ -84,7 +84,7 @@ impl Guard for FamilyNormalization {
             let canonical: BTreeSet<String> = run
                 .convergence_ledger
                 .iter()
-                .map(|f| canonical_ledger_key(&f.family, state.cwd()))
+                .map(|f| ledger_family(&f.family, state.cwd()))
                 .collect();
             metrics.insert(
                 "recorded_ledger_families".into(),
@@ -94,21 +94,4 @@ impl Guard for FamilyNormalization {
         }
         metrics
     }
-}
-
-/// A recorded ledger key (`shell:<command>:<errorClass>`) in canonical form.
-fn canonical_ledger_key(key: &str, cwd: Option<&str>) -> String {
-    let Some(rest) = key.strip_prefix("shell:") else {
-        return key.to_string();
-    };
-    // The error class is the trailing `:snake_case` segment, when there is one.
-    let command = match rest.rsplit_once(':') {
-        Some((cmd, class))
-            if !class.is_empty() && class.chars().all(|c| c.is_ascii_lowercase() || c == '_') =>
-        {
-            cmd
-        }
-        _ => rest,
-    };
-    format!("shell:{}", normalize_shell_for_family(command.trim(), cwd))
 }

@@ -196,6 +196,18 @@ pub trait Guard: Send {
     ) -> Metrics {
         Metrics::new()
     }
+
+    /// After a replay of the whole project: the rounds the project's recorded store
+    /// (`convergence-ledger.json`) holds beyond what this guard rebuilt, by canonical
+    /// family; they come from runs no longer in the recording. `None` for guards that
+    /// carry nothing across sessions.
+    fn store_gap(&self, _ledger: &[LedgerFamily]) -> Option<Vec<LedgerFamily>> {
+        None
+    }
+
+    /// Before the project's first run: rounds to carry in from the store (seed 000 WO-3,
+    /// "a fresh breaker seeded from the store trips on round 1").
+    fn seed_from_store(&mut self, _gap: &[LedgerFamily]) {}
 }
 
 /// How a guard is described and built from its settings.

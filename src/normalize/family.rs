@@ -248,6 +248,23 @@ pub struct Families {
     pub command: Option<String>,
 }
 
+/// A family key as a harness's store recorded it (`shell:<command>:<errorClass>`, the
+/// pre-WO-9 failure family), in canonical form: the command normalized, a trailing error
+/// class dropped only when it is one (`npm run test:unit` keeps `:unit`).
+pub fn ledger_family(key: &str, cwd: Option<&str>) -> String {
+    let Some(rest) = key.strip_prefix("shell:") else {
+        return key.to_string();
+    };
+    let command = match rest.rsplit_once(':') {
+        Some((cmd, class)) if super::outcome::is_error_class_name(class.trim()) => cmd,
+        _ => rest,
+    };
+    shell_family(&super::shell::normalize_shell_for_family(
+        command.trim(),
+        cwd,
+    ))
+}
+
 /// The family key of an already normalized shell command.
 pub fn shell_family(normalized: &str) -> String {
     format!("shell:{}", compact(non_empty(normalized), 120))
@@ -365,6 +382,35 @@ mod tests {
         let a = args(json!({"path": "m.xml", "offset": 10, "limit": 5}));
         let f = families(ToolKind::Edit, "file_patch", &a, None, None);
         assert_eq!(f.action, "file_patch:m.xml:offset=10,limit=5");
+    }
+
+    #[test]
+    fn recorded_ledger_keys_lose_only_error_classes() {
+        let cwd = Some("/w/fw");
+        assert_eq!(
+            ledger_family(
+                "shell:cd /w/fw/esp32 && make 2>&1 | tail -100 :tool_failed",
+                cwd
+            ),
+            "shell:cd esp32 && make"
+        );
+        assert_eq!(
+            ledger_family("shell:npm run test:unit", cwd),
+            "shell:npm run test:unit"
+        );
+        assert_eq!(
+            ledger_family("shell:npm run test:unit:tool_failed", cwd),
+            "shell:npm run test:unit"
+        );
+        assert_eq!(
+            ledger_family("shell:cargo test:old_string_not_found", cwd),
+            "shell:cargo test"
+        );
+        assert_eq!(
+            ledger_family("shell:go test ./...:e2e", cwd),
+            "shell:go test ./...:e2e"
+        );
+        assert_eq!(ledger_family("file_edit:a.rs:x", cwd), "file_edit:a.rs:x");
     }
 
     #[test]

@@ -50,6 +50,32 @@ const HASH_PHRASES: [&str; 3] = ["hash mismatch", "expected_hash", "hash does no
 const NOT_FOUND_PHRASES: [&str; 4] = ["no such file", "enoent", "file not found", "does not exist"];
 const BLOCKED_PHRASES: [&str; 3] = ["blocked by", "duplicate call", "[focus"];
 
+/// Error class names a harness writes after a failure family key (`:tool_failed`,
+/// `:old_string_not_found`, `:focus_blocked`, ...), beside hindsight's own.
+const RECORDED_CLASSES: [&str; 6] = [
+    "tool_failed",
+    "failed",
+    "error",
+    "timeout",
+    "exit_nonzero",
+    "command_failed",
+];
+
+/// Whether `name` is an error class (hindsight's, or one a harness records), so that a
+/// `:name` suffix on a family key is a class and not part of the command.
+pub fn is_error_class_name(name: &str) -> bool {
+    const OWN: [ErrorClass; 5] = [
+        ErrorClass::StaleEdit,
+        ErrorClass::HashMismatch,
+        ErrorClass::NotFound,
+        ErrorClass::Blocked,
+        ErrorClass::Failed,
+    ];
+    OWN.iter().any(|c| c.as_str() == name)
+        || RECORDED_CLASSES.contains(&name)
+        || classify(Some(name), None) != ErrorClass::Failed
+}
+
 /// Classifies a failure from the recorded `errorClass`, else from the output's wording.
 pub fn classify(error_class: Option<&str>, output: Option<&str>) -> ErrorClass {
     if let Some(recorded) = error_class {
