@@ -280,7 +280,9 @@ impl RunState {
     }
 
     fn observe_call(&mut self, call: &ToolCall, at: &At) -> Arc<CallInfo> {
-        let call_cwd = call.cwd.as_deref().or_else(|| family::cwd_of(&call.args));
+        // A working-directory argument is what the tool ran in; the record's `cwd` is the
+        // harness's directory at the call.
+        let call_cwd = family::cwd_of(&call.args).or(call.cwd.as_deref());
         if self.cwd.is_none() {
             self.cwd = call_cwd.map(str::to_string);
         }
