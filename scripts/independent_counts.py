@@ -125,7 +125,8 @@ def is_viewer(cmd):
 
 
 PASS_LINE = re.compile(r"^\s*(PASS|ok\s)|\b\d+ passed\b|test result: ok|(^|\s)0 errors", re.M)
-FAIL_LINE = re.compile(r"error:|error\[|error TS\d|^\s*FAIL|^\s*--- FAIL|\b\d+ failed\b", re.M)
+CHECKER_LINE = re.compile(r"error:|error\[|error TS\d|^\s*FAIL|^\s*--- FAIL|\b\d+ failed\b", re.M)
+EXCEPTION_LINE = re.compile(r"^\s*[\w.]*(Error|Exception):(\s|$)", re.M)
 
 
 def key(cmd):
@@ -138,16 +139,16 @@ def key(cmd):
 
 
 def passing_checks(cs):
-    """Turns of passing checks: exit 0, not a viewer, no failure in the output, and either
-    output that says it passed or a command whose earlier output carried diagnostics (a
-    checker)."""
+    """Turns of passing checks: exit 0, not a viewer, no failure (diagnostic or uncaught
+    exception) in the output, and either output that says it passed or a command whose
+    earlier output carried a compiler's or test runner's diagnostics (a checker)."""
     checkers, turns = set(), []
     for c in cs:
         if is_viewer(c["cmd"]):
             continue
-        fails = FAIL_LINE.search(c["out"])
-        if fails:
+        if CHECKER_LINE.search(c["out"]):
             checkers.add(key(c["cmd"]))
+        fails = CHECKER_LINE.search(c["out"]) or EXCEPTION_LINE.search(c["out"])
         if c["rc"] == 0 and not fails and (PASS_LINE.search(c["out"]) or key(c["cmd"]) in checkers):
             turns.append(c["turn"])
     return turns

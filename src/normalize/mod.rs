@@ -367,7 +367,9 @@ impl RunState {
         let success = result.success && !masked_failure;
         let viewer = facts.is_some_and(|f| f.viewer);
         let family = &call.families.action;
-        if signal.is_some() && !viewer {
+        // A compiler's or test runner's diagnostics make the family a check; an uncaught
+        // exception alone (a one-off `python -c` probe) does not.
+        if signal.is_some_and(|s| s.from_checker) && !viewer {
             self.checker_families.insert(family.clone());
         }
         let verification = result.verification.unwrap_or_else(|| {

@@ -145,6 +145,9 @@ pub struct Signal {
     /// The output the model saw may lack lines (`| tail`, `| grep`, `2>/dev/null`), so
     /// `count` may be a shorter view rather than fewer errors.
     pub filtered: bool,
+    /// It carries a checker's diagnostics (a compiler's or test runner's lines or totals),
+    /// not only an uncaught exception: the command checks something.
+    pub from_checker: bool,
 }
 
 impl Signal {
@@ -178,6 +181,7 @@ pub fn diagnostic_signal(output: &str, filtered: bool) -> Option<Signal> {
         count: scan.count,
         reported: scan.reported,
         filtered,
+        from_checker: scan.checker || scan.reported.is_some(),
     })
 }
 
@@ -186,6 +190,8 @@ struct Scan {
     count: u32,
     /// A diagnostic line or an `N failed` summary was seen.
     counted: bool,
+    /// Something other than an uncaught exception was counted.
+    checker: bool,
     reported: Option<u32>,
 }
 
@@ -193,25 +199,30 @@ fn scan(output: &str) -> Scan {
     let mut scan = Scan {
         count: 0,
         counted: false,
+        checker: false,
         reported: None,
     };
+    let mut totals = Totals::default();
     for line in output.lines() {
         let trimmed = line.trim_start();
-        if is_diagnostic_line(line)
+        let checker_line = is_diagnostic_line(line)
             || trimmed.starts_with("FAIL")
-            || trimmed.starts_with("--- FAIL")
-        {
+            || trimmed.starts_with("--- FAIL");
+        if checker_line || is_uncaught_exception(trimmed) {
             scan.count = scan.count.saturating_add(1);
             scan.counted = true;
+            scan.checker |= checker_line;
         }
         if let Some(n) = number_before(line, " failed") {
             scan.count = scan.count.saturating_add(n);
             scan.counted = true;
+            scan.checker = true;
         }
-        if let Some(n) = reported_total(line) {
-            scan.reported = Some(scan.reported.unwrap_or(0).saturating_add(n));
+        if let Some(kind_and_count) = reported_total(line) {
+            totals.add(kind_and_count);
         }
     }
+    scan.reported = totals.total();
     scan
 }
 
@@ -226,32 +237,69 @@ const TOTAL_WORDS: [&str; 7] = [
     " errors in ",
 ];
 
-/// The failures a summary line reports, if it is one.
-fn reported_total(line: &str) -> Option<u32> {
-    let mut total: Option<u32> = None;
-    let mut add = |n: u32| total = Some(total.unwrap_or(0).saturating_add(n));
-    if let Some(n) = TOTAL_WORDS.iter().find_map(|w| number_before(line, w)) {
-        add(n);
+/// A kind of summary line: one of [`TOTAL_WORDS`], tsc/mypy's `Found N errors`, or
+/// unittest's `failures=N, errors=M`.
+const KINDS: usize = TOTAL_WORDS.len() + 2;
+
+/// The failures a summary line reports, with its kind, if it is one.
+fn reported_total(line: &str) -> Option<(usize, u32)> {
+    if let Some((kind, n)) = TOTAL_WORDS
+        .iter()
+        .enumerate()
+        .find_map(|(k, w)| number_before(line, w).map(|n| (k, n)))
+    {
+        return Some((kind, n));
     }
     if let Some(rest) = line.trim_start().strip_prefix("Found ") {
         if let Some(n) = number_before(rest, " error") {
-            if number_before(line, " errors in ").is_none() {
-                add(n);
-            }
+            return Some((TOTAL_WORDS.len(), n));
         }
     }
+    let mut unittest: Option<u32> = None;
     for key in ["failures=", "errors="] {
         if let Some(i) = line.find(key) {
             let digits: String = line[i + key.len()..]
                 .chars()
                 .take_while(char::is_ascii_digit)
                 .collect();
-            if let Ok(n) = digits.parse() {
-                add(n);
+            if let Ok(n) = digits.parse::<u32>() {
+                unittest = Some(unittest.unwrap_or(0).saturating_add(n));
             }
         }
     }
-    total
+    unittest.map(|n| (TOTAL_WORDS.len() + 1, n))
+}
+
+/// The reported total of an output: lines of one kind add up (one per test binary or
+/// package), while lines of different kinds restate the same failures (pytest's `1
+/// failed` and `stopping after 1 failures`), so the largest kind's sum is the total.
+#[derive(Default)]
+struct Totals([Option<u32>; KINDS]);
+
+impl Totals {
+    fn add(&mut self, (kind, n): (usize, u32)) {
+        let slot = &mut self.0[kind];
+        *slot = Some(slot.unwrap_or(0).saturating_add(n));
+    }
+
+    fn total(&self) -> Option<u32> {
+        self.0.iter().flatten().copied().max()
+    }
+}
+
+/// The last line of an uncaught exception (Python's traceback, Node, the JVM): a dotted
+/// name ending in `Error` or `Exception`, then `:` (`ValueError: bad input`,
+/// `java.lang.IllegalStateException: closed`, `Error: Cannot find module 'x'`).
+fn is_uncaught_exception(trimmed: &str) -> bool {
+    let Some((name, rest)) = trimmed.split_once(':') else {
+        return false;
+    };
+    !name.is_empty()
+        && (rest.is_empty() || rest.starts_with(' '))
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '.')
+        && (name.ends_with("Error") || name.ends_with("Exception"))
 }
 
 fn is_diagnostic_line(line: &str) -> bool {
@@ -338,6 +386,17 @@ mod tests {
         let go = "--- FAIL: TestParse (0.00s)\nFAIL\texample.com/p\t0.01s";
         assert_eq!(failure_signal(go), Some(2));
         assert_eq!(failure_signal("Segmentation fault"), None);
+        let traceback = "Traceback (most recent call last):\n  File \"t.py\", line 3, in <module>\nValueError: bad input";
+        assert_eq!(failure_signal(traceback), Some(1));
+        assert_eq!(failure_signal("Error: Cannot find module 'x'"), Some(1));
+        assert_eq!(
+            failure_signal("java.lang.IllegalStateException: closed"),
+            Some(1)
+        );
+        assert_eq!(
+            failure_signal("E   KeyError: 'H'\nERROR: not counted twice"),
+            None
+        );
         assert_eq!(failure_signal("Found 2 errors."), None);
         assert_eq!(failure_signal(""), None);
     }
@@ -366,6 +425,17 @@ mod tests {
             Some(3)
         );
         assert_eq!(total("FAILED (failures=2, errors=1)"), Some(3));
+        // Two kinds restating one failure count once; one kind per binary adds up.
+        assert_eq!(
+            total("!!! stopping after 1 failures !!!\n=== 1 failed, 2 warnings in 0.06s ==="),
+            Some(1)
+        );
+        assert_eq!(
+            total(
+                "test result: FAILED. 3 passed; 1 failed\ntest result: FAILED. 5 passed; 2 failed"
+            ),
+            Some(3)
+        );
         assert_eq!(total("src/a.c:3:1: error: expected ';'"), None);
         assert_eq!(total("--- FAIL: TestParse (0.00s)"), None);
     }
