@@ -5,7 +5,10 @@
 //! command, no error class) across the sessions of a project. At `stalled` (3 rounds) it
 //! would have told the model to stop patching and replan; at `abandon` (5) it would have
 //! ended the run as `terminal_incomplete`. A later success of the family resolves it
-//! (9c); a productive mutation since the family's last failure decays the count.
+//! (9c); a productive mutation since the family's last failure decays the count: files
+//! written (by an edit tool, or by a shell command whose grammar writes them: `sed -i`,
+//! a here-document, a script that opens a file for writing) or packages installed. Rounds
+//! the project's recorded store holds beyond what its runs rebuild are carried in.
 //!
 //! ## Why it matters
 //! Without it the myactuator run repeated `forced_replan` forever: 15,342 dedup events,

@@ -2,10 +2,11 @@
 //!
 //! ## What it checks
 //! Per agent and working directory, the canonical form of every call (tool plus key-sorted
-//! arguments). A call equal to an earlier call of the run, with no successful mutation of
-//! any file since that earlier call's result, would have been blocked before dispatch: with
-//! no state change in between, the gate hands back the earlier result. Fires `block_duplicate` at the repeat's
-//! result; that result (and its arguments) would not have entered the context. When the
+//! arguments). A call equal to an earlier call of the run, with no change of state since
+//! that earlier call's result (no file written, by a tool or a shell command, and no
+//! package installed), would have been blocked before dispatch: the gate hands back the
+//! earlier result. Fires `block_duplicate` at the repeat's result; that result (and its
+//! arguments) would not have entered the context. When the
 //! recorded repeat came out differently (state changed outside any recorded mutation), the
 //! block would have hidden that: it fires `harmful_block` instead, advisory and unpriced.
 //! The replayed blocks are compared with the `dedup` records the harness itself wrote.

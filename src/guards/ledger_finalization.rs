@@ -2,11 +2,13 @@
 //!
 //! ## What it checks
 //! At the end of a run whose completion ledger is `open` (or was never written), it
-//! derives the status from the evidence: a mutation after the last successful
-//! verification (or none at all), a stale-edit family never resolved, a check whose last
-//! run failed (seed 002 fix 4: "unresolved evidence"), or a recorded terminal-incomplete
-//! state make it `incomplete_verification`; a clean
-//! `task_complete` with none of those makes it `completed`; otherwise it stays `open`.
+//! derives the status from the evidence: a code mutation (by an edit tool or a shell
+//! command that writes files) after the last passing check (or none at all), a stale-edit
+//! family never resolved, a check whose last run failed (seed 002 fix 4: "unresolved
+//! evidence"), or a recorded terminal-incomplete state make it `incomplete_verification`;
+//! a clean `task_complete` with none of those makes it `completed`; otherwise it stays
+//! `open`. A check passes only when its verdict is a success and its own output reports no
+//! failure (`Outcome::check_passed`). It reports the figures the verdict rests on.
 //!
 //! ## Why it matters
 //! The telegram dropbear run ended with evidence of a mutation, stale-edit failures and
