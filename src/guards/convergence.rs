@@ -341,3 +341,42 @@ impl BreakerGuard {
         self.seeded = gap.to_vec();
     }
 }
+
+/// Implements [`Guard`](super::Guard) for a breaker guard by handing everything to its
+/// `breaker` field (a [`BreakerGuard`]): the two breaker guards differ only in their
+/// progress rule.
+macro_rules! breaker_guard {
+    ($guard:ty) => {
+        impl $crate::guards::Guard for $guard {
+            fn observe(
+                &mut self,
+                event: &$crate::normalize::NormEvent<'_>,
+                run: &$crate::normalize::RunState,
+                firings: &mut $crate::guards::Firings,
+            ) {
+                self.breaker.observe(event, run, firings);
+            }
+
+            fn finish_run(
+                &mut self,
+                run: &$crate::guards::RunMeta<'_>,
+                _: &$crate::normalize::RunState,
+                _: &mut $crate::guards::Firings,
+            ) -> $crate::guards::Metrics {
+                self.breaker.finish_run(run)
+            }
+
+            fn store_gap(
+                &self,
+                ledger: &[$crate::model::LedgerFamily],
+            ) -> Option<Vec<$crate::model::LedgerFamily>> {
+                Some(self.breaker.store_gap(ledger))
+            }
+
+            fn seed_from_store(&mut self, gap: &[$crate::model::LedgerFamily]) {
+                self.breaker.seed_from_store(gap);
+            }
+        }
+    };
+}
+pub(crate) use breaker_guard;

@@ -18,10 +18,8 @@
 //! seed 000 (`000_053cae7e53b598d3.txt`), WO-3 and WO-9 9b/9c. Progress here is WO-3's
 //! mutation rule; `diagnostic_delta` replays the root refinement's signal rule.
 
-use super::convergence::{Breaker, BreakerGuard, Progress, Thresholds};
-use super::{Firings, Guard, GuardInfo, Metrics, RunMeta, Spec};
-use crate::model::LedgerFamily;
-use crate::normalize::{NormEvent, RunState};
+use super::convergence::{breaker_guard, Breaker, BreakerGuard, Progress, Thresholds};
+use super::{GuardInfo, Spec};
 
 pub struct ConvergenceBreaker {
     breaker: BreakerGuard,
@@ -43,20 +41,4 @@ impl Spec for ConvergenceBreaker {
     }
 }
 
-impl Guard for ConvergenceBreaker {
-    fn observe(&mut self, event: &NormEvent<'_>, run: &RunState, firings: &mut Firings) {
-        self.breaker.observe(event, run, firings);
-    }
-
-    fn finish_run(&mut self, run: &RunMeta<'_>, _: &RunState, _: &mut Firings) -> Metrics {
-        self.breaker.finish_run(run)
-    }
-
-    fn store_gap(&self, ledger: &[LedgerFamily]) -> Option<Vec<LedgerFamily>> {
-        Some(self.breaker.store_gap(ledger))
-    }
-
-    fn seed_from_store(&mut self, gap: &[LedgerFamily]) {
-        self.breaker.seed_from_store(gap);
-    }
-}
+breaker_guard!(ConvergenceBreaker);

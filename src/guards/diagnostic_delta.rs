@@ -15,10 +15,8 @@
 //! ## Seed
 //! seed 000 (`000_053cae7e53b598d3.txt`), "Root refinement — progress = verification delta".
 
-use super::convergence::{Breaker, BreakerGuard, Progress, Thresholds};
-use super::{Firings, Guard, GuardInfo, Metrics, RunMeta, Spec};
-use crate::model::LedgerFamily;
-use crate::normalize::{NormEvent, RunState};
+use super::convergence::{breaker_guard, Breaker, BreakerGuard, Progress, Thresholds};
+use super::{GuardInfo, Spec};
 use serde::{Deserialize, Serialize};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -73,20 +71,4 @@ impl Spec for DiagnosticDelta {
     }
 }
 
-impl Guard for DiagnosticDelta {
-    fn observe(&mut self, event: &NormEvent<'_>, run: &RunState, firings: &mut Firings) {
-        self.breaker.observe(event, run, firings);
-    }
-
-    fn finish_run(&mut self, run: &RunMeta<'_>, _: &RunState, _: &mut Firings) -> Metrics {
-        self.breaker.finish_run(run)
-    }
-
-    fn store_gap(&self, ledger: &[LedgerFamily]) -> Option<Vec<LedgerFamily>> {
-        Some(self.breaker.store_gap(ledger))
-    }
-
-    fn seed_from_store(&mut self, gap: &[LedgerFamily]) {
-        self.breaker.seed_from_store(gap);
-    }
-}
+breaker_guard!(DiagnosticDelta);
