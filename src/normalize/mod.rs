@@ -80,7 +80,7 @@ impl ShellFacts {
     pub fn of(command: &str, cwd: Option<&str>) -> Self {
         Self {
             writes: shell::writes::writes(command, cwd),
-            installs: shell::writes::installs(command),
+            installs: shell::installs::installs(command),
             viewer: shell::verdict::is_viewer(command),
             status_masked: shell::verdict::status_masked(command),
             output_filtered: shell::verdict::output_is_filtered(command),

@@ -11,7 +11,9 @@
 //! pipeline's exit status, so it stays. Everything else is kept verbatim: when in doubt it
 //! splits rather than merges (rule 3 of WO-9).
 
+pub mod code;
 mod grammar;
+pub mod installs;
 pub mod verdict;
 pub mod writes;
 

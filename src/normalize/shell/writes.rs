@@ -14,9 +14,11 @@
 //!
 //! A written path is kept when the grammar gives it literally, relative to the run's
 //! directory (after any `cd` earlier in the line); otherwise the write is *unnamed*.
-//! Package installs are not writes here: [`installs`] tells them apart, since they change
-//! what the next run sees without changing the code (docs/GUARDS.md).
+//! Inline interpreter code is read by `code`; package installs are not writes here
+//! (`installs` tells them apart: they change what the next run sees without changing the
+//! code, docs/GUARDS.md).
 
+use super::code::{code_writes, is_interpreter};
 use super::grammar::{base_name, literal, parse, Command};
 use super::{clean_path, join_path, relative_form};
 use std::collections::BTreeSet;
@@ -352,14 +354,6 @@ fn is_device(path: &str) -> bool {
         || path.starts_with("/dev/fd/")
 }
 
-/// Interpreters whose inline code may write files.
-fn is_interpreter(program: &str) -> bool {
-    let python = program
-        .strip_prefix("python")
-        .is_some_and(|v| v.chars().all(|c| c.is_ascii_digit() || c == '.'));
-    python || ["node", "nodejs", "deno", "bun", "ruby", "perl", "php"].contains(&program)
-}
-
 /// A short-option cluster asks for in-place editing (`-i`, `-i.bak`, `-pi`, `-Ei`) or
 /// the long form does.
 fn in_place(args: &[String]) -> bool {
@@ -408,11 +402,11 @@ fn script_files(args: &[String]) -> Vec<&String> {
     files
 }
 
-/// `sed`'s files: every operand when a script came with `-e`/`-f`, else all but the first
-/// (the script).
 /// `sed` options followed by a separate value.
 const SED_VALUE_OPTIONS: [&str; 5] = ["-e", "-f", "-l", "--expression", "--file"];
 
+/// `sed`'s files: every operand when a script came with `-e`/`-f`, else all but the first
+/// (the script).
 fn sed_files(args: &[String]) -> Vec<&String> {
     let with_value = &SED_VALUE_OPTIONS;
     let scripted = args.iter().any(|a| {
@@ -481,230 +475,6 @@ pub fn writes(command: &str, cwd: Option<&str>) -> Option<Writes> {
         unnamed: walk.unnamed,
         captures,
     })
-}
-
-/// Calls in inline code that write or remove the file named by their first argument.
-const WRITING_CALLS: [&str; 16] = [
-    "writeFileSync(",
-    "writeFile(",
-    "appendFileSync(",
-    "appendFile(",
-    "createWriteStream(",
-    "rmSync(",
-    "unlinkSync(",
-    "renameSync(",
-    "copyFileSync(",
-    "File.write(",
-    "os.remove(",
-    "os.unlink(",
-    "os.rename(",
-    "os.replace(",
-    "shutil.move(",
-    "shutil.rmtree(",
-];
-
-/// Method calls that write the path object they are called on (`Path('a').write_text`).
-const WRITING_METHODS: [&str; 3] = [".write_text(", ".write_bytes(", ".unlink("];
-
-/// What inline interpreter code writes: files opened for writing (`open(p, 'w')`,
-/// `open(my $fh, '>', $p)`), `Path(p).write_text(...)`, `fs.writeFileSync(p, ...)`,
-/// `File.write(p, ...)`, `shutil.copy(src, dst)`, `fileinput` in place, ...
-pub fn code_writes(code: &str) -> Writes {
-    let mut paths = BTreeSet::new();
-    let mut unnamed = false;
-    let mut note = |path: Option<String>| match path {
-        Some(p) => {
-            paths.insert(p);
-        }
-        None => unnamed = true,
-    };
-    for (at, _) in code.match_indices("open(") {
-        let args = call_args(&code[at + "open(".len()..]);
-        let literals: Vec<Option<String>> = args.iter().map(|a| string_literal(a)).collect();
-        let mode_at = args
-            .iter()
-            .zip(&literals)
-            .position(|(a, lit)| lit.as_deref().is_some_and(is_write_mode) || is_mode_keyword(a));
-        if let Some(m) = mode_at {
-            let path = literals
-                .iter()
-                .enumerate()
-                .filter(|(i, _)| *i != m)
-                .find_map(|(_, l)| l.clone().filter(|l| !is_write_mode(l)));
-            note(path);
-        }
-    }
-    for call in WRITING_CALLS {
-        for (at, _) in code.match_indices(call) {
-            let args = call_args(&code[at + call.len()..]);
-            note(args.first().and_then(|a| string_literal(a)));
-        }
-    }
-    for (at, _) in code.match_indices("shutil.copy") {
-        let rest = &code[at..];
-        if let Some(open) = rest.find('(') {
-            let args = call_args(&rest[open + 1..]);
-            note(args.get(1).and_then(|a| string_literal(a)));
-        }
-    }
-    for method in WRITING_METHODS {
-        for (at, _) in code.match_indices(method) {
-            note(receiver_path(&code[..at]));
-        }
-    }
-    if code.contains("fileinput") && code.contains("inplace") {
-        unnamed = true;
-    }
-    Writes {
-        paths: paths.into_iter().collect(),
-        unnamed,
-        captures: Vec::new(),
-    }
-}
-
-/// A mode string that writes: `w`, `a`, `x` or `+` among mode letters, or Perl's `>`.
-fn is_write_mode(s: &str) -> bool {
-    let perl = s.starts_with('>') || s.starts_with("+<");
-    let letters = !s.is_empty()
-        && s.len() <= 4
-        && s.chars().all(|c| "rwaxbtU+".contains(c))
-        && s.contains(['w', 'a', 'x', '+']);
-    perl || letters
-}
-
-/// `mode='w'` / `mode: "a"` as a keyword argument.
-fn is_mode_keyword(arg: &str) -> bool {
-    let Some(rest) = arg.trim().strip_prefix("mode") else {
-        return false;
-    };
-    let value = rest.trim_start().trim_start_matches(['=', ':']).trim();
-    string_literal(value).is_some_and(|m| is_write_mode(&m))
-}
-
-/// The arguments of a call whose text starts after its `(`, split on top-level commas.
-fn call_args(rest: &str) -> Vec<String> {
-    let mut args = Vec::new();
-    let mut current = String::new();
-    let mut depth = 0usize;
-    let mut quote: Option<char> = None;
-    let mut chars = rest.chars();
-    while let Some(c) = chars.next() {
-        if let Some(q) = quote {
-            current.push(c);
-            if c == '\\' {
-                current.extend(chars.next());
-            } else if c == q {
-                quote = None;
-            }
-            continue;
-        }
-        match c {
-            '\'' | '"' | '`' => {
-                quote = Some(c);
-                current.push(c);
-            }
-            '(' | '[' | '{' => {
-                depth += 1;
-                current.push(c);
-            }
-            ')' | ']' | '}' if depth == 0 => break,
-            ')' | ']' | '}' => {
-                depth -= 1;
-                current.push(c);
-            }
-            ',' if depth == 0 => args.push(std::mem::take(&mut current)),
-            _ => current.push(c),
-        }
-        if args.len() > 8 {
-            break;
-        }
-    }
-    if !current.trim().is_empty() {
-        args.push(current);
-    }
-    args.into_iter().map(|a| a.trim().to_string()).collect()
-}
-
-/// The text of a string literal argument (`'a.py'`, `"a.py"`, `r"a.py"`), if it is one.
-fn string_literal(arg: &str) -> Option<String> {
-    let arg = arg.trim().trim_start_matches(['r', 'b', 'R', 'B']);
-    let q = arg.chars().next().filter(|c| *c == '\'' || *c == '"')?;
-    let inner = arg.strip_prefix(q)?.strip_suffix(q)?;
-    (!inner.is_empty() && !inner.contains(q) && !inner.contains(['\n', '{']))
-        .then(|| inner.to_string())
-}
-
-/// The literal path of `Path('a.py')` / `pathlib.Path("a.py")` right before a method call.
-fn receiver_path(before: &str) -> Option<String> {
-    let inner = before.strip_suffix(')')?;
-    let open = inner.rfind("Path(")?;
-    string_literal(&inner[open + "Path(".len()..])
-}
-
-/// Package managers, and the subcommands that change what is installed.
-const PACKAGE_MANAGERS: [&str; 24] = [
-    "pip",
-    "pip3",
-    "pipx",
-    "uv",
-    "poetry",
-    "conda",
-    "mamba",
-    "micromamba",
-    "npm",
-    "yarn",
-    "pnpm",
-    "bun",
-    "cargo",
-    "go",
-    "gem",
-    "bundle",
-    "apt",
-    "apt-get",
-    "apk",
-    "brew",
-    "dnf",
-    "yum",
-    "composer",
-    "easy_install",
-];
-const INSTALL_WORDS: [&str; 7] = ["install", "uninstall", "add", "remove", "i", "ci", "get"];
-
-/// Whether the line installs or removes packages (`pip install -e .`, `npm ci`,
-/// `go get`, `python -m pip install`): it changes what the next run sees without
-/// changing the project's code.
-pub fn installs(command: &str) -> bool {
-    parse(command)
-        .iter()
-        .flat_map(|p| &p.commands)
-        .any(|c| is_install(c.effective()))
-}
-
-fn is_install(words: &[String]) -> bool {
-    let Some(program) = words.first().map(|w| base_name(w)) else {
-        return false;
-    };
-    let mut rest: Vec<&str> = words[1..]
-        .iter()
-        .map(String::as_str)
-        .filter(|w| !w.starts_with('-'))
-        .collect();
-    let manager = if is_interpreter(program) && words.get(1).is_some_and(|w| w == "-m") {
-        // `python -m pip install`: the module is the manager.
-        rest.first()
-            .is_some_and(|m| PACKAGE_MANAGERS.contains(m))
-            .then(|| rest.remove(0))
-    } else {
-        PACKAGE_MANAGERS.contains(&program).then_some(program)
-    };
-    let Some(_) = manager else {
-        return false;
-    };
-    // `uv pip install`: a manager's own pip.
-    if rest.first() == Some(&"pip") {
-        rest.remove(0);
-    }
-    rest.first().is_some_and(|sub| INSTALL_WORDS.contains(sub))
 }
 
 #[cfg(test)]
@@ -850,31 +620,5 @@ mod tests {
         );
         assert_eq!(w("python3 reproduce.py"), None);
         assert_eq!(named("bash -c 'sed -i s/a/b/ main.c'"), ["main.c"]);
-    }
-
-    #[test]
-    fn package_installs_are_told_apart() {
-        for install in [
-            "pip install -e .",
-            "python -m pip install pytest==7.4",
-            "npm ci",
-            "npm i lodash",
-            "cargo add serde",
-            "go get golang.org/x/text",
-            "uv pip install numpy",
-            "cd /testbed && pip install -q pytest",
-        ] {
-            assert!(installs(install), "{install}");
-        }
-        for other in [
-            "pip list",
-            "npm test",
-            "cargo build",
-            "go test ./...",
-            "git add .",
-            "make install-check",
-        ] {
-            assert!(!installs(other), "{other}");
-        }
     }
 }

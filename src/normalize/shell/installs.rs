@@ -1,0 +1,103 @@
+//! Package installs (`pip install -e .`, `npm ci`, `go get`, `cargo add`): a change to
+//! what the next run sees that is not a change to the project's code (issue #10; the
+//! decision is in docs/GUARDS.md, *Outcomes*).
+
+use super::code::is_interpreter;
+use super::grammar::{base_name, parse};
+
+/// Package managers, and the subcommands that change what is installed.
+const PACKAGE_MANAGERS: [&str; 24] = [
+    "pip",
+    "pip3",
+    "pipx",
+    "uv",
+    "poetry",
+    "conda",
+    "mamba",
+    "micromamba",
+    "npm",
+    "yarn",
+    "pnpm",
+    "bun",
+    "cargo",
+    "go",
+    "gem",
+    "bundle",
+    "apt",
+    "apt-get",
+    "apk",
+    "brew",
+    "dnf",
+    "yum",
+    "composer",
+    "easy_install",
+];
+const INSTALL_WORDS: [&str; 7] = ["install", "uninstall", "add", "remove", "i", "ci", "get"];
+
+/// Whether the line installs or removes packages (`pip install -e .`, `npm ci`,
+/// `go get`, `python -m pip install`): it changes what the next run sees without
+/// changing the project's code.
+pub fn installs(command: &str) -> bool {
+    parse(command)
+        .iter()
+        .flat_map(|p| &p.commands)
+        .any(|c| is_install(c.effective()))
+}
+
+fn is_install(words: &[String]) -> bool {
+    let Some(program) = words.first().map(|w| base_name(w)) else {
+        return false;
+    };
+    let mut rest: Vec<&str> = words[1..]
+        .iter()
+        .map(String::as_str)
+        .filter(|w| !w.starts_with('-'))
+        .collect();
+    let manager = if is_interpreter(program) && words.get(1).is_some_and(|w| w == "-m") {
+        // `python -m pip install`: the module is the manager.
+        rest.first()
+            .is_some_and(|m| PACKAGE_MANAGERS.contains(m))
+            .then(|| rest.remove(0))
+    } else {
+        PACKAGE_MANAGERS.contains(&program).then_some(program)
+    };
+    let Some(_) = manager else {
+        return false;
+    };
+    // `uv pip install`: a manager's own pip.
+    if rest.first() == Some(&"pip") {
+        rest.remove(0);
+    }
+    rest.first().is_some_and(|sub| INSTALL_WORDS.contains(sub))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn package_installs_are_told_apart() {
+        for install in [
+            "pip install -e .",
+            "python -m pip install pytest==7.4",
+            "npm ci",
+            "npm i lodash",
+            "cargo add serde",
+            "go get golang.org/x/text",
+            "uv pip install numpy",
+            "cd /testbed && pip install -q pytest",
+        ] {
+            assert!(installs(install), "{install}");
+        }
+        for other in [
+            "pip list",
+            "npm test",
+            "cargo build",
+            "go test ./...",
+            "git add .",
+            "make install-check",
+        ] {
+            assert!(!installs(other), "{other}");
+        }
+    }
+}
