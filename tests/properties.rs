@@ -14,7 +14,7 @@
 
 use hindsight::normalize::family::families;
 use hindsight::normalize::shell::normalize_shell_for_family;
-use hindsight::normalize::ToolKind;
+use hindsight::normalize::{ShellFacts, ToolKind};
 use proptest::prelude::*;
 use proptest::test_runner::{Config as ProptestConfig, RngSeed};
 use serde_json::json;
@@ -339,6 +339,33 @@ proptest! {
     ) {
         let once = normalize(&text);
         prop_assert_eq!(normalize(&once), once.clone(), "{:?}", text);
+    }
+}
+
+// ---------------------------------------------------------------- what a command writes
+
+proptest! {
+    #![proptest_config(config())]
+
+    /// Arbitrary text: working out a command's shell facts (writes, installs, viewer,
+    /// masked status, filtered output) never panics, and a named path is never empty.
+    #[test]
+    fn shell_facts_never_panic(text in any::<String>()) {
+        let facts = ShellFacts::of(&text, Some(ABS));
+        if let Some(w) = facts.writes {
+            prop_assert!(w.paths.iter().all(|p| !p.is_empty()), "{:?}", text);
+        }
+    }
+
+    /// Stream decoration changes nothing a command writes: `2>&1` duplicates a stream and
+    /// `2>/dev/null` throws one away (issue #10: `> /dev/null` is never a mutation).
+    #[test]
+    fn stream_decoration_writes_nothing(cmd in shell_command()) {
+        let plain = ShellFacts::of(&cmd, Some(ABS)).writes;
+        for decoration in [" 2>&1", " 2>/dev/null"] {
+            let decorated = ShellFacts::of(&format!("{cmd}{decoration}"), Some(ABS)).writes;
+            prop_assert_eq!(&decorated, &plain, "{:?}{}", cmd, decoration);
+        }
     }
 }
 

@@ -1,12 +1,14 @@
 //! Shell action-identity normalizer: an arbitrary UTF-8 command, optionally followed by a
 //! NUL byte and the run's cwd (`command\0cwd`), through `normalize_shell_for_family`,
-//! `conjuncts` and `output_is_filtered`.
+//! `conjuncts`, `output_is_filtered` and the shell facts (what the command writes,
+//! installs, whether it only views, whether its status may be masked).
 //!
 //! Must never panic, and the normalizer must be idempotent, as its documentation says:
 //! `normalize(normalize(x)) == normalize(x)`.
 #![no_main]
 
 use hindsight::normalize::shell::{conjuncts, normalize_shell_for_family, output_is_filtered};
+use hindsight::normalize::ShellFacts;
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {
@@ -28,4 +30,6 @@ fuzz_target!(|data: &[u8]| {
     let _ = conjuncts(command, cwd);
     let _ = output_is_filtered(command);
     let _ = output_is_filtered(&once);
+    let _ = ShellFacts::of(command, cwd);
+    let _ = ShellFacts::of(&once, cwd);
 });
