@@ -404,3 +404,42 @@ fn cli_replays_the_fixtures_strictly() {
         assert!(run["tokens_total"].as_u64().unwrap_or(0) > 0);
     }
 }
+
+/// A call runs in its line's working directory (issue #10, WO-9 non-merge table): `make`
+/// after the session moved to `svc-a` is `cd svc-a && make`, and `make` in `svc-b` is
+/// another family.
+#[test]
+fn a_lines_working_directory_is_part_of_its_shell_family() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let path = dir.path().join("s.jsonl");
+    let call = |n: u32, cwd: &str| {
+        format!(
+            r#"{{"type":"assistant","sessionId":"s","uuid":"a{n}","cwd":"{cwd}","message":{{"id":"m{n}","content":[{{"type":"tool_use","id":"t{n}","name":"Bash","input":{{"command":"make"}}}}]}}}}"#
+        )
+    };
+    let lines = [
+        r#"{"type":"user","sessionId":"s","uuid":"u0","cwd":"/w/app","message":{"role":"user","content":"build"}}"#.to_string(),
+        call(1, "/w/app"),
+        call(2, "/w/app/svc-a"),
+        call(3, "/w/app/svc-b"),
+    ];
+    std::fs::write(&path, lines.join("\n")).expect("write");
+    let run = import(&path, "s", InputFormat::ClaudeCode, Policy::Strict).expect("loads");
+    let mut state = RunState::new();
+    let families: Vec<String> = run
+        .events
+        .iter()
+        .filter_map(|e| match state.step(e).step {
+            Step::Call(call) => Some(call.families.action.clone()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        families,
+        [
+            "shell:make",
+            "shell:cd svc-a && make",
+            "shell:cd svc-b && make"
+        ]
+    );
+}

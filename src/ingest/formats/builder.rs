@@ -141,13 +141,25 @@ impl Builder {
         tool: String,
         args: serde_json::Map<String, serde_json::Value>,
     ) {
+        self.call_in(agent, call_id, tool, args, None);
+    }
+
+    /// A call the format records with its own working directory.
+    pub fn call_in(
+        &mut self,
+        agent: &str,
+        call_id: &str,
+        tool: String,
+        args: serde_json::Map<String, serde_json::Value>,
+        cwd: Option<String>,
+    ) {
         self.push(
             agent,
             EventKind::ToolCall(ToolCall {
                 call_id: call_id.to_string(),
                 tool,
                 args,
-                cwd: None,
+                cwd,
             }),
         );
     }

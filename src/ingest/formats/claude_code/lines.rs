@@ -50,6 +50,8 @@ pub enum Block {
         id: String,
         name: String,
         args: Map<String, Value>,
+        /// The working directory of the line that carried the call (its `cwd`).
+        cwd: Option<String>,
     },
 }
 
@@ -159,6 +161,7 @@ pub fn assistant_blocks(message: &Map<String, Value>) -> Result<Vec<Block>, Bad>
                     id: str_field(obj, at("id"), "id")?,
                     name: str_field(obj, at("name"), "name")?,
                     args,
+                    cwd: None,
                 });
             }
             _ => {} // thinking, redacted_thinking, server tool blocks

@@ -69,7 +69,14 @@ impl Importer {
         let compact_summary = obj.get("isCompactSummary").and_then(Value::as_bool) == Some(true);
         if kind == "assistant" {
             let m = message()?;
-            let blocks = assistant_blocks(m)?;
+            let mut blocks = assistant_blocks(m)?;
+            // A call runs in its line's working directory (the session's shell keeps `cd`s).
+            let line_cwd = obj.get("cwd").and_then(Value::as_str);
+            for block in &mut blocks {
+                if let Block::Call { cwd, .. } = block {
+                    *cwd = line_cwd.map(str::to_string);
+                }
+            }
             let usage = usage_of(m)?;
             let id = m
                 .get("id")
@@ -177,7 +184,12 @@ impl Importer {
             match block {
                 Block::Text(text) if main => self.b.message("assistant", &text, None),
                 Block::Text(_) => {}
-                Block::Call { id, name, mut args } => {
+                Block::Call {
+                    id,
+                    name,
+                    mut args,
+                    cwd,
+                } => {
                     if main {
                         let shown = format!("{name} {}", Value::Object(args.clone()));
                         self.b.message("assistant", &shown, None);
@@ -192,7 +204,7 @@ impl Importer {
                     let tool = canonical_tool(TOOLS, &name);
                     let todos = (tool == "todo_write").then(|| todos_of(&args)).flatten();
                     self.tools.insert(id.clone(), tool.clone());
-                    self.b.call(agent, &id, tool, args);
+                    self.b.call_in(agent, &id, tool, args, cwd);
                     if let Some(todos) = todos {
                         self.b.todos(agent, todos);
                     }
