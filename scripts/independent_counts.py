@@ -26,7 +26,7 @@ from pathlib import Path
 
 HEREDOC = re.compile(r"<<-?\s*(['\"]?)(\w+)\1[^\n]*\n(.*?)\n\s*\2\s*(?:\n|$)", re.S)
 TEXT_TOOLS = {"echo", "printf", "cat", "tee", "sed", "awk", "tr", "sort", "uniq", "cut",
-              "head", "tail", "paste", "true", ""}
+              "head", "tail", "paste", "true", "grep", ""}
 VIEWERS = {"cat", "head", "tail", "less", "grep", "find", "ls", "wc", "echo", "pwd", "cd",
            "sed", "awk", "diff", "git", "tree", "sort"}
 

@@ -8,8 +8,9 @@
 //! WO-3's productive mutation, or the root refinement's falling diagnostic signal.
 //!
 //! The store: when the project's recorded `convergence-ledger.json` holds more rounds of a
-//! family than replaying the recorded runs rebuilds (older runs pruned), the difference is
-//! carried into the project's first run (WO-3: "a fresh breaker seeded from the store
+//! family than replaying the recorded runs rebuilds (older runs pruned), and the family
+//! failed in the recording without ever restarting, the difference is carried into the
+//! project's first run (WO-3: "a fresh breaker seeded from the store
 //! trips on round 1"), and the first run's metrics and firing details say so.
 
 use super::{Effect, Firings, Metrics, RunMeta};
@@ -18,7 +19,7 @@ use crate::normalize::family::ledger_family;
 use crate::normalize::{NormEvent, RunState, Signal, Step};
 use serde::{Deserialize, Serialize};
 use std::cmp::Ordering;
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, HashMap, HashSet};
 
 /// The agent whose carry the store holds.
 const MAIN: &str = "main";
@@ -117,6 +118,9 @@ pub struct Breaker {
     /// Keyed by (agent, family): a sub-agent's loop is its own trajectory.
     tracks: HashMap<(String, String), Track>,
     mutations: HashMap<String, u64>,
+    /// Families whose count restarted (resolved, or decayed by progress): what the
+    /// replay rebuilt for them says nothing about runs before the recording.
+    restarted: HashSet<(String, String)>,
 }
 
 impl Breaker {
@@ -126,6 +130,7 @@ impl Breaker {
             progress,
             tracks: HashMap::new(),
             mutations: HashMap::new(),
+            restarted: HashSet::new(),
         }
     }
 
@@ -144,13 +149,16 @@ impl Breaker {
             // resolve(): the work this family stood for now succeeds (and, for a passing
             // `a && b`, the work of `a` and of `b`).
             for family in outcome.resolves(call) {
-                self.tracks.remove(&(agent.clone(), family.clone()));
+                let key = (agent.clone(), family.clone());
+                if self.tracks.remove(&key).is_some() {
+                    self.restarted.insert(key);
+                }
             }
             return None;
         }
         let key = (agent.clone(), call.families.action.clone());
         let mutations = self.mutations.get(&agent).copied().unwrap_or(0);
-        let track = self.tracks.entry(key).or_default();
+        let track = self.tracks.entry(key.clone()).or_default();
         let mutated = track.rounds > 0 && mutations > track.mutations_at_failure;
         let by_mutation = u32::from(!mutated);
         let step = match self.progress {
@@ -175,6 +183,7 @@ impl Breaker {
             track.rounds = 1;
             track.reported = None;
             track.from_store = 0;
+            self.restarted.insert(key);
         } else {
             track.rounds = track.rounds.saturating_add(step.max(1));
         }
@@ -205,6 +214,14 @@ impl Breaker {
             .or_default();
         track.rounds = track.rounds.saturating_add(rounds);
         track.from_store = track.from_store.saturating_add(rounds);
+    }
+
+    /// The rounds of a family that has failed and never restarted since the first run:
+    /// the only families whose rebuilt count a recorded store can be compared with.
+    pub fn unbroken_rounds(&self, agent: &str, family: &str) -> Option<u32> {
+        let key = (agent.to_string(), family.to_string());
+        let track = self.tracks.get(&key)?;
+        (!self.restarted.contains(&key)).then_some(track.rounds)
     }
 
     /// Current rounds of a family (for tests and reports).
@@ -314,7 +331,10 @@ impl BreakerGuard {
     }
 
     /// The store's rounds beyond the main agent's rebuilt ones, by canonical family (a
-    /// family the harness keyed in several variants sums them).
+    /// family the harness keyed in several variants sums them). Only families that failed
+    /// in the recording and never restarted count: a family the recording resolved or saw
+    /// progress on has a store entry that is stale, not a carry from pruned runs, and one
+    /// that never failed here would change nothing.
     pub fn store_gap(&self, ledger: &[LedgerFamily]) -> Vec<LedgerFamily> {
         let mut recorded: BTreeMap<String, u32> = BTreeMap::new();
         for f in ledger {
@@ -325,7 +345,7 @@ impl BreakerGuard {
         recorded
             .into_iter()
             .filter_map(|(family, rounds)| {
-                let rebuilt = self.breaker.rounds(MAIN, &family);
+                let rebuilt = self.breaker.unbroken_rounds(MAIN, &family)?;
                 (rounds > rebuilt).then(|| LedgerFamily {
                     family,
                     rounds: rounds - rebuilt,

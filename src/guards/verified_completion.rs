@@ -174,9 +174,9 @@ impl VerifiedCompletion {
 
     fn record(&mut self, call: &CallInfo, outcome: &Outcome, here: Stamp) {
         let family = call.families.action.as_str();
-        // The shared verdict: a run whose masked exit status its own output contradicts
-        // (`pytest | tail` exiting 0 with "3 failed") has not passed (`Outcome::success`).
-        let passed = outcome.success;
+        // The shared verdict (a masked exit status its own output contradicts is not a
+        // success), and a run whose output reports failures has not passed either.
+        let passed = outcome.success && !outcome.reports_failures();
         if outcome.mutation {
             self.last_mutation = Some(here);
         }

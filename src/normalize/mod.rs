@@ -137,7 +137,8 @@ impl Outcome {
             .chain(self.implies.iter().filter(move |_| clean))
     }
 
-    fn reports_failures(&self) -> bool {
+    /// Its own output reports at least one failure (whatever its exit status).
+    pub fn reports_failures(&self) -> bool {
         self.signal.is_some_and(|s| s.reports_failures())
     }
 }

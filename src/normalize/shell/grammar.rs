@@ -290,10 +290,25 @@ const WRAPPERS: [&str; 9] = [
     "sudo", "env", "time", "nohup", "nice", "command", "exec", "stdbuf", "timeout",
 ];
 
+/// Commands whose output is text from the command line or from files (`cat > f <<EOF`,
+/// `echo x > f`, `sed 's/a/b/' a > b`, `grep -v x a > b`), never a program's report.
+const TEXT_TOOLS: [&str; 21] = [
+    "echo", "printf", "cat", "tee", "sed", "awk", "gawk", "tr", "sort", "uniq", "cut", "head",
+    "tail", "paste", "fold", "rev", "envsubst", "true", "grep", "egrep", "fgrep",
+];
+
 /// `xargs` options followed by a separate value (`-I {}`, `-n 1`).
 const XARGS_VALUE_OPTIONS: [&str; 8] = ["-I", "-n", "-P", "-L", "-d", "-E", "-s", "-a"];
 
 impl Command {
+    /// Whether its output is text written on the line or read from files (a here-document,
+    /// a text tool, or no program at all: `> f`), not the report of a program it runs.
+    pub fn only_moves_text(&self) -> bool {
+        let reads_heredoc = self.redirects.iter().any(|r| r.op.contains("<<"));
+        let program = self.effective().first().map(|w| base_name(w));
+        reads_heredoc || program.is_none_or(|p| TEXT_TOOLS.contains(&p))
+    }
+
     /// The command's name as run (its path's last part), before any wrapper is looked
     /// through; a subshell's or group's opening `(`/`{` is not part of it.
     pub fn name(&self) -> Option<&str> {

@@ -40,8 +40,10 @@ pub fn status_masked(command: &str) -> bool {
     false
 }
 
-/// A pipeline that prints nothing to the output: its standard output goes to a file, or
-/// it only changes the shell (`cd`, `set -o pipefail`, `export X=1`).
+/// A pipeline whose status cannot hide a check: it only changes the shell (`cd`,
+/// `set -o pipefail`, `export X=1`), or it writes text from the line or from files to a
+/// file (`cat > t.py <<EOF`). `make > build.log` is not one: the build's failure is what a
+/// later `cat build.log` shows.
 fn is_silent(p: &Pipeline) -> bool {
     let Some(last) = p.commands.last() else {
         return true;
@@ -59,7 +61,7 @@ fn is_silent(p: &Pipeline) -> bool {
                 ">" | ">>" | ">|" | "1>" | "1>>" | "&>" | "&>>"
             )
     });
-    settings || stdout_to_file
+    settings || (stdout_to_file && p.commands.iter().all(Command::only_moves_text))
 }
 
 fn sets_pipefail(cmd: &Command) -> bool {
@@ -154,6 +156,7 @@ mod tests {
             "pytest -q 2>&1 | tail -5",
             "npm test | tee log",
             "make check || true",
+            "make > build.log 2>&1; cat build.log",
             "go test ./...; echo done",
             "cargo test & wait",
             "npm test && echo ok || echo failed",

@@ -130,8 +130,7 @@ impl<'a> Walk<'a> {
     fn command(&mut self, cmd: &Command, depth: u8) {
         let words = cmd.effective();
         let program = words.first().map(|w| base_name(w));
-        let reads_heredoc = cmd.redirects.iter().any(|r| r.op.contains("<<"));
-        self.authored &= reads_heredoc || program.is_none_or(|p| TEXT_TOOLS.contains(&p));
+        self.authored &= cmd.only_moves_text();
         for r in cmd.redirects.iter().filter(|r| r.is_output()) {
             if !r.target.is_empty() && !r.is_discarded() {
                 self.output(&r.target);
@@ -340,13 +339,6 @@ impl<'a> Walk<'a> {
     }
 }
 
-/// Commands whose output is text from the command line or from files, so sending it to
-/// a file writes authored content (`cat > f <<EOF`, `echo x > f`, `sed 's/a/b/' a > b`).
-const TEXT_TOOLS: [&str; 18] = [
-    "echo", "printf", "cat", "tee", "sed", "awk", "gawk", "tr", "sort", "uniq", "cut", "head",
-    "tail", "paste", "fold", "rev", "envsubst", "true",
-];
-
 fn is_device(path: &str) -> bool {
     path == "/dev/null"
         || path == "/dev/tty"
@@ -498,6 +490,10 @@ mod tests {
         assert_eq!(named("echo x > out.txt"), ["out.txt"]);
         assert_eq!(named("printf '%s' a >> log/app.log"), ["log/app.log"]);
         assert_eq!(named("sed 's/a/b/' in.cfg > out.cfg"), ["out.cfg"]);
+        assert_eq!(
+            named("grep -v DEBUG app.cfg > app.prod.cfg"),
+            ["app.prod.cfg"]
+        );
         assert_eq!(
             named("cat > /testbed/src/fix.py << 'EOF'\nprint('a > b')\nEOF"),
             ["src/fix.py"]
