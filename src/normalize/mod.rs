@@ -16,6 +16,7 @@ use crate::model::*;
 pub use family::{Families, ToolKind};
 pub use outcome::{ErrorClass, Signal};
 pub use shell::writes::Writes;
+pub use shell::ShellFacts;
 use std::collections::{BTreeSet, HashMap};
 use std::sync::Arc;
 
@@ -57,34 +58,6 @@ impl CallInfo {
             .filter_map(|s| s.writes.as_ref())
             .flat_map(|w| &w.paths);
         own.chain(shell)
-    }
-}
-
-/// What a shell command's grammar says about it, worked out once per call (issue #10;
-/// docs/FORMAT.md "Shell commands").
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
-pub struct ShellFacts {
-    /// The files it writes when it runs ([`shell::writes`]).
-    pub writes: Option<Writes>,
-    /// It installs or removes packages: the environment the next run sees changes.
-    pub installs: bool,
-    /// It only shows text (`cat`, `grep`, `git log`): nothing it prints is a check.
-    pub viewer: bool,
-    /// Its exit status may hide a failure of a command it ran (a pipe, `;`, `||`).
-    pub status_masked: bool,
-    /// The output the model saw may lack lines (`| tail`, `| grep`, `2>/dev/null`).
-    pub output_filtered: bool,
-}
-
-impl ShellFacts {
-    pub fn of(command: &str, cwd: Option<&str>) -> Self {
-        Self {
-            writes: shell::writes::writes(command, cwd),
-            installs: shell::installs::installs(command),
-            viewer: shell::verdict::is_viewer(command),
-            status_masked: shell::verdict::status_masked(command),
-            output_filtered: shell::verdict::output_is_filtered(command),
-        }
     }
 }
 

@@ -3,7 +3,7 @@
 //! decision is in docs/GUARDS.md, *Outcomes*).
 
 use super::code::is_interpreter;
-use super::grammar::{base_name, parse};
+use super::grammar::{base_name, parse, Pipeline};
 
 /// Package managers, and the subcommands that change what is installed.
 const PACKAGE_MANAGERS: [&str; 24] = [
@@ -38,8 +38,11 @@ const INSTALL_WORDS: [&str; 7] = ["install", "uninstall", "add", "remove", "i", 
 /// `go get`, `python -m pip install`): it changes what the next run sees without
 /// changing the project's code.
 pub fn installs(command: &str) -> bool {
-    parse(command)
-        .iter()
+    installs_in(&parse(command))
+}
+
+pub(super) fn installs_in(list: &[Pipeline]) -> bool {
+    list.iter()
         .flat_map(|p| &p.commands)
         .any(|c| is_install(c.effective()))
 }

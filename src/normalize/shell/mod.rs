@@ -21,6 +21,36 @@ pub(crate) use grammar::quoted_end;
 use grammar::{parse, plain_word, render, Command, Pipeline};
 pub use verdict::output_is_filtered;
 
+/// What a shell command's grammar says about it, worked out once per call (issue #10;
+/// docs/FORMAT.md "Shell commands").
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct ShellFacts {
+    /// The files it writes when it runs ([`shell::writes`]).
+    pub writes: Option<writes::Writes>,
+    /// It installs or removes packages: the environment the next run sees changes.
+    pub installs: bool,
+    /// It only shows text (`cat`, `grep`, `git log`): nothing it prints is a check.
+    pub viewer: bool,
+    /// Its exit status may hide a failure of a command it ran (a pipe, `;`, `||`).
+    pub status_masked: bool,
+    /// The output the model saw may lack lines (`| tail`, `| grep`, `2>/dev/null`).
+    pub output_filtered: bool,
+}
+
+impl ShellFacts {
+    /// The facts of `command` run from `cwd`, its line parsed once for all of them.
+    pub fn of(command: &str, cwd: Option<&str>) -> Self {
+        let list = parse(command);
+        Self {
+            writes: writes::writes_in(&list, cwd),
+            installs: installs::installs_in(&list),
+            viewer: verdict::is_viewer_in(&list),
+            status_masked: verdict::status_masked_in(&list),
+            output_filtered: verdict::output_is_filtered_in(&list),
+        }
+    }
+}
+
 /// Canonical form of `command` for family keying; `cwd` is the directory the run ran in.
 ///
 /// Idempotent: normalizing the output again returns it unchanged.

@@ -18,7 +18,10 @@ use super::grammar::{base_name, parse, Command, Pipeline};
 /// stage after the first (without `set -o pipefail`), or a list operator that ignores or
 /// masks a status (`;`, `||`, `&`).
 pub fn status_masked(command: &str) -> bool {
-    let list = parse(command);
+    status_masked_in(&parse(command))
+}
+
+pub(super) fn status_masked_in(list: &[Pipeline]) -> bool {
     let mut pipefail = false;
     for (i, p) in list.iter().enumerate() {
         pipefail |= p.commands.iter().any(sets_pipefail);
@@ -79,7 +82,11 @@ const PASS_THROUGH: [&str; 4] = ["tee", "cat", "less", "more"];
 /// selects lines (`tail`, `head`, `grep`, `sed`, ...) or an output stream sent elsewhere
 /// (`2>/dev/null`, `>build.log`). Duplicating a stream (`2>&1`) loses nothing.
 pub fn output_is_filtered(command: &str) -> bool {
-    parse(command).iter().any(cuts_output)
+    output_is_filtered_in(&parse(command))
+}
+
+pub(super) fn output_is_filtered_in(list: &[Pipeline]) -> bool {
+    list.iter().any(cuts_output)
 }
 
 fn cuts_output(p: &Pipeline) -> bool {
@@ -120,7 +127,10 @@ const GIT_VIEWS: [&str; 9] = [
 /// `git log`, `sed -n 1,20p f`. Text such a command prints ("12 passed") is what some file
 /// says, not the result of a check that ran.
 pub fn is_viewer(command: &str) -> bool {
-    let list = parse(command);
+    is_viewer_in(&parse(command))
+}
+
+pub(super) fn is_viewer_in(list: &[Pipeline]) -> bool {
     !list.is_empty()
         && list
             .iter()

@@ -19,7 +19,7 @@
 //! code, docs/GUARDS.md).
 
 use super::code::{code_writes, is_interpreter};
-use super::grammar::{base_name, literal, parse, Command};
+use super::grammar::{base_name, literal, parse, Command, Pipeline};
 use super::{clean_path, join_path, relative_form};
 use std::collections::BTreeSet;
 
@@ -329,7 +329,11 @@ impl<'a> Walk<'a> {
     }
 
     fn line(&mut self, command: &str, depth: u8) {
-        for pipeline in parse(command) {
+        self.pipelines(&parse(command), depth);
+    }
+
+    fn pipelines(&mut self, list: &[Pipeline], depth: u8) {
+        for pipeline in list {
             // Each pipeline starts with no text yet: its first command produces it.
             self.authored = true;
             for cmd in &pipeline.commands {
@@ -455,8 +459,12 @@ fn unquote(word: &str) -> String {
 
 /// What a command line writes; `None` when it writes nothing the grammar can see.
 pub fn writes(command: &str, cwd: Option<&str>) -> Option<Writes> {
+    writes_in(&parse(command), cwd)
+}
+
+pub(super) fn writes_in(list: &[Pipeline], cwd: Option<&str>) -> Option<Writes> {
     let mut walk = Walk::new(cwd, Dir::Run);
-    walk.line(command, 0);
+    walk.pipelines(list, 0);
     let captures: Vec<String> = walk
         .captures
         .into_iter()
