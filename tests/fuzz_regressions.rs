@@ -2,13 +2,15 @@
 //! checks as their target so they stay fixed under the ordinary `cargo test`; and the
 //! committed seed corpus (`fuzz/corpus/<target>/`), replayed the same way.
 //!
-//! Every crash the fuzzer found is a test here, fixed in `src/` (two shell-normalizer
-//! idempotence bugs: an empty-target redirection, an unquoted `cd` target with `&`).
+//! Every crash the fuzzer found is a test here, fixed in `src/` (three shell-normalizer
+//! idempotence bugs: an empty-target redirection, an unquoted `cd` target with `&`, a
+//! here-document body that never closed).
 
 use hindsight::ingest::events::read_events;
 use hindsight::ingest::frames::parse_frame;
 use hindsight::ingest::{IngestStats, Policy, Problems};
 use hindsight::normalize::shell::{conjuncts, normalize_shell_for_family, output_is_filtered};
+use hindsight::normalize::ShellFacts;
 use std::path::Path;
 
 /// The `events_line` target: no panic, lenient never fails, strict fails exactly when
@@ -87,6 +89,8 @@ fn check_shell_normalizer(data: &[u8]) {
     let _ = conjuncts(command, cwd);
     let _ = output_is_filtered(command);
     let _ = output_is_filtered(&once);
+    let _ = ShellFacts::of(command, cwd);
+    let _ = ShellFacts::of(&once, cwd);
 }
 
 /// Every file of `fuzz/corpus/<target>/` through `check`.
@@ -130,7 +134,7 @@ fn shell_normalizer_corpus_passes() {
 // Both found by `shell_normalizer` (fuzz runs of 2026-11-30, about 217 s and 1.17M execs in
 // all: 29 crash artifacts, each of one of these two kinds); the inputs are minimised forms.
 
-/// OPEN BUG (src/normalize/shell.rs): a redirection whose target is empty (because the
+/// Fixed (src/normalize/shell/grammar.rs, `Redirect::is_stream_noise`): a redirection whose target is empty (because the
 /// next token is another redirection, `> >&1`) is written back before the following word
 /// once the noise redirection between them is dropped; re-parsed, that word becomes its
 /// target: `> >&1 p` -> `> p` -> `>p`, `make 2> 2>&1 build.log` -> `make 2> build.log`
@@ -143,7 +147,7 @@ fn shell_redirect_with_empty_target_before_a_word_is_idempotent() {
     check_shell_normalizer(b"make 2> 2>&1 build.log");
 }
 
-/// OPEN BUG (src/normalize/shell.rs, `plain_word`): a quoted `cd` target is written back
+/// Fixed (src/normalize/shell/grammar.rs, `plain_word`): a quoted `cd` target is written back
 /// unquoted when its path form changes, but `plain_word` does not count the shell
 /// operators `&`, `|`, `;`, `<`, `>` as special, so the rewritten word splits on
 /// re-parse: `cd 'a&b/'` -> `cd a&b` -> `cd a & b`; with cwd `/home/dev/proj`,
@@ -154,4 +158,19 @@ fn shell_cd_target_with_an_operator_character_is_idempotent() {
     check_shell_normalizer(b"cd 'a&b/'");
     check_shell_normalizer(b"cd \"x|y/\"");
     check_shell_normalizer(b"cd '/home/dev/proj/a;b' && make\0/home/dev/proj");
+}
+
+/// Fixed (src/normalize/shell/grammar.rs, `render`): a here-document body that no
+/// terminator closes holds the rest of the input, so it must be written last; written
+/// before the pipelines that followed its operator on the same line, it swallowed them on
+/// re-parse, and a second open body added a newline each pass. Found by `shell_normalizer`
+/// (fuzz run of 2026-12-01, after here-documents were read as bodies, issue #10).
+#[test]
+fn shell_open_heredoc_body_is_idempotent() {
+    check_shell_normalizer(
+        "\n\n\n\n\n\n\n:&<<S<<m>a&kv/ti/a1lp> 111\u{7}\u{7}/cd /.<<&python\n\n\u{b}\nxx<"
+            .as_bytes(),
+    );
+    check_shell_normalizer(b"cat <<E; echo a; echo b\nbody");
+    check_shell_normalizer(b"python3 - <<A <<B\nprint(1)\n");
 }

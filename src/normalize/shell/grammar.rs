@@ -17,6 +17,8 @@ enum Token {
     HereDoc {
         word: String,
         body: String,
+        /// No terminator line closed it: the body runs to the end of the input.
+        open: bool,
     },
     Op(String),
     Redirect(String),
@@ -161,6 +163,7 @@ impl Lexer {
         for doc in std::mem::take(&mut self.heredocs) {
             let start = self.i;
             let mut end = self.chars.len();
+            let mut open = true;
             while self.i < self.chars.len() {
                 let line_end = self.chars[self.i..]
                     .iter()
@@ -175,12 +178,13 @@ impl Lexer {
                 self.i = (line_end + 1).min(self.chars.len());
                 if line == doc.delimiter {
                     end = line_end;
+                    open = false;
                     break;
                 }
             }
             let body: String = self.chars[start..end.max(start)].iter().collect();
             if let Some(Token::Word(word)) = self.tokens.get(doc.token).cloned() {
-                self.tokens[doc.token] = Token::HereDoc { word, body };
+                self.tokens[doc.token] = Token::HereDoc { word, body, open };
             }
         }
     }
@@ -241,6 +245,8 @@ pub(crate) struct Redirect {
     pub target: String,
     /// A here-document's body (its lines and terminator line).
     pub body: Option<String>,
+    /// The body never closed: it holds the rest of the input.
+    pub open: bool,
     /// How many words came before it: it is written back where it stood, so a word left
     /// open (a trailing `\`, an unclosed quote) never swallows it.
     pub after_words: usize,
@@ -380,12 +386,12 @@ pub(crate) struct Pipeline {
 }
 
 impl Pipeline {
-    /// The here-document bodies of its commands, in order.
-    fn bodies(&self) -> impl Iterator<Item = &str> {
+    /// The here-documents of its commands, in order.
+    fn heredocs(&self) -> impl Iterator<Item = &Redirect> {
         self.commands
             .iter()
             .flat_map(|c| &c.redirects)
-            .filter_map(|r| r.body.as_deref())
+            .filter(|r| r.body.is_some())
     }
 }
 
@@ -399,19 +405,20 @@ pub(crate) fn parse(input: &str) -> Vec<Pipeline> {
         match token {
             Token::Word(w) | Token::HereDoc { word: w, .. } => cmd.words.push(w),
             Token::Redirect(op) => {
-                let (target, body) = match tokens.peek() {
+                let (target, body, open) = match tokens.peek() {
                     Some(Token::Word(_) | Token::HereDoc { .. }) => match tokens.next() {
-                        Some(Token::Word(w)) => (w, None),
-                        Some(Token::HereDoc { word, body }) => (word, Some(body)),
-                        _ => (String::new(), None),
+                        Some(Token::Word(w)) => (w, None, false),
+                        Some(Token::HereDoc { word, body, open }) => (word, Some(body), open),
+                        _ => (String::new(), None, false),
                     },
-                    _ => (String::new(), None),
+                    _ => (String::new(), None, false),
                 };
                 let after_words = cmd.words.len();
                 cmd.redirects.push(Redirect {
                     op,
                     target,
                     body,
+                    open,
                     after_words,
                 });
             }
@@ -449,9 +456,13 @@ pub(crate) fn command_text(cmd: &Command) -> String {
     parts.join(" ")
 }
 
-/// Writes a list back as one line (here-document bodies after the line that opens them).
+/// Writes a list back as one line. Here-document bodies follow the first line end after
+/// their operators, as the shell reads them: a `;` (which may have been a newline) after
+/// the pipeline that opens them, or any later one. A body no terminator closed holds the
+/// rest of the input, so it (and any body with it) comes last.
 pub(crate) fn render(list: &[Pipeline]) -> String {
     let mut out = String::new();
+    let mut pending: Vec<&Redirect> = Vec::new();
     for (i, p) in list.iter().enumerate() {
         let last = i + 1 == list.len();
         for (j, cmd) in p.commands.iter().enumerate() {
@@ -462,20 +473,10 @@ pub(crate) fn render(list: &[Pipeline]) -> String {
             }
             out.push_str(&command_text(cmd));
         }
-        let mut bodies = p.bodies().peekable();
-        if bodies.peek().is_some() {
-            // The bodies follow the line; a `;` before them is the newline itself.
-            match p.then.as_deref() {
-                Some(";") | None => {}
-                Some(op) => {
-                    out.push(' ');
-                    out.push_str(op);
-                }
-            }
-            for body in bodies {
-                out.push('\n');
-                out.push_str(body);
-            }
+        pending.extend(p.heredocs());
+        let line_ends = matches!(p.then.as_deref(), Some(";") | None);
+        if line_ends && !pending.is_empty() && (last || pending.iter().all(|r| !r.open)) {
+            push_bodies(&mut out, &mut pending);
             if !last {
                 out.push('\n');
             }
@@ -497,7 +498,20 @@ pub(crate) fn render(list: &[Pipeline]) -> String {
             None => {}
         }
     }
+    push_bodies(&mut out, &mut pending);
     out
+}
+
+/// The bodies of `pending`, each on the lines after the current one. An open body took the
+/// rest of the input, so the bodies after it were empty and are not written.
+fn push_bodies(out: &mut String, pending: &mut Vec<&Redirect>) {
+    for r in pending.drain(..) {
+        out.push('\n');
+        out.push_str(r.body.as_deref().unwrap_or_default());
+        if r.open {
+            break;
+        }
+    }
 }
 
 /// The unquoted value of a word, when quoting is trivial (no expansions, no spaces).
@@ -603,6 +617,23 @@ mod tests {
         assert_eq!(
             open[0].commands[0].redirects[0].body.as_deref(),
             Some("print(1)\n")
+        );
+    }
+
+    #[test]
+    fn an_open_body_is_rendered_last() {
+        for input in [
+            "\n\n\n\n\n\n\n:&<<S<<m>a&kv/ti/a1lp> 111\u{7}/cd /.<<&python\n\n\u{b}\nxx<",
+            "cat <<E; echo a; echo b\nbody",
+            "cat <<E && make\nbody\nE\nmake test",
+            "a <<E &\nbody\nE\nb",
+        ] {
+            let once = render(&parse(input));
+            assert_eq!(render(&parse(&once)), once, "{input:?}");
+        }
+        assert_eq!(
+            render(&parse("cat <<E; echo a\nbody")),
+            "cat <<E; echo a\nbody"
         );
     }
 
