@@ -174,3 +174,13 @@ fn shell_open_heredoc_body_is_idempotent() {
     check_shell_normalizer(b"cat <<E; echo a; echo b\nbody");
     check_shell_normalizer(b"python3 - <<A <<B\nprint(1)\n");
 }
+
+/// Fixed (src/normalize/shell/grammar.rs, `Redirect::render`): a here-document whose
+/// delimiter starts with `-` (`cat << -x`) was written `<<-x`, which re-parses as the
+/// tab-stripping operator `<<-` with delimiter `x`. Found by `shell_normalizer` (fuzz run
+/// of 2026-12-01) as `... <<<t<< -`.
+#[test]
+fn shell_heredoc_delimiter_starting_with_a_dash_is_idempotent() {
+    check_shell_normalizer(b"cat << -x");
+    check_shell_normalizer(b"grep a <<<t<< -");
+}

@@ -280,8 +280,15 @@ impl Redirect {
         dup || discard
     }
 
+    /// Operator and target, joined unless they would read as another operator
+    /// (`<<` then `-x` is not `<<-x`).
     pub fn render(&self) -> String {
-        format!("{}{}", self.op, self.target)
+        let gap = if self.op.ends_with("<<") && self.target.starts_with('-') {
+            " "
+        } else {
+            ""
+        };
+        format!("{}{gap}{}", self.op, self.target)
     }
 }
 
