@@ -173,6 +173,9 @@ fn shell_open_heredoc_body_is_idempotent() {
     );
     check_shell_normalizer(b"cat <<E; echo a; echo b\nbody");
     check_shell_normalizer(b"python3 - <<A <<B\nprint(1)\n");
+    // A closed body followed by a `&` and a later unclosed quote (fuzz run of 2026-12-01).
+    check_shell_normalizer(b": & <<T<<&\nhon1>\nT\n<&\ne >>x >@\">>y");
+    check_shell_normalizer(b"cat <<A <<B; echo x\nabody\nA\nbbody");
 }
 
 /// Fixed (src/normalize/shell/grammar.rs, `Redirect::render`): a here-document whose

@@ -463,13 +463,13 @@ pub(crate) fn command_text(cmd: &Command) -> String {
     parts.join(" ")
 }
 
-/// Writes a list back as one line. Here-document bodies follow the first line end after
-/// their operators, as the shell reads them: a `;` (which may have been a newline) after
-/// the pipeline that opens them, or any later one. A body no terminator closed holds the
-/// rest of the input, so it (and any body with it) comes last.
+/// Writes a list back as one line. Here-document bodies follow the line that opens them,
+/// as the shell reads them: right after their pipeline and its operator. A body no
+/// terminator closed holds the rest of the input, so it (with every body from its pipeline
+/// on) comes after everything else.
 pub(crate) fn render(list: &[Pipeline]) -> String {
     let mut out = String::new();
-    let mut pending: Vec<&Redirect> = Vec::new();
+    let mut deferred: Vec<&Redirect> = Vec::new();
     for (i, p) in list.iter().enumerate() {
         let last = i + 1 == list.len();
         for (j, cmd) in p.commands.iter().enumerate() {
@@ -480,10 +480,16 @@ pub(crate) fn render(list: &[Pipeline]) -> String {
             }
             out.push_str(&command_text(cmd));
         }
-        pending.extend(p.heredocs());
-        let line_ends = matches!(p.then.as_deref(), Some(";") | None);
-        if line_ends && !pending.is_empty() && (last || pending.iter().all(|r| !r.open)) {
-            push_bodies(&mut out, &mut pending);
+        let docs: Vec<&Redirect> = p.heredocs().collect();
+        if !deferred.is_empty() || docs.iter().any(|r| r.open) {
+            deferred.extend(docs);
+        } else if !docs.is_empty() {
+            // The bodies follow the line; a `;` before them is the newline itself.
+            if let Some(op) = p.then.as_deref().filter(|op| *op != ";") {
+                out.push(' ');
+                out.push_str(op);
+            }
+            push_bodies(&mut out, docs);
             if !last {
                 out.push('\n');
             }
@@ -505,14 +511,14 @@ pub(crate) fn render(list: &[Pipeline]) -> String {
             None => {}
         }
     }
-    push_bodies(&mut out, &mut pending);
+    push_bodies(&mut out, deferred);
     out
 }
 
-/// The bodies of `pending`, each on the lines after the current one. An open body took the
+/// The bodies of `docs`, each on the lines after the current one. An open body took the
 /// rest of the input, so the bodies after it were empty and are not written.
-fn push_bodies(out: &mut String, pending: &mut Vec<&Redirect>) {
-    for r in pending.drain(..) {
+fn push_bodies(out: &mut String, docs: Vec<&Redirect>) {
+    for r in docs {
         out.push('\n');
         out.push_str(r.body.as_deref().unwrap_or_default());
         if r.open {
@@ -641,6 +647,11 @@ mod tests {
         assert_eq!(
             render(&parse("cat <<E; echo a\nbody")),
             "cat <<E; echo a\nbody"
+        );
+        // A closed body follows its own pipeline, whatever operator ends it.
+        assert_eq!(
+            render(&parse("cat <<E & next\nbody\nE\n<&\nafter \"open")),
+            "cat <<E &\nbody\nE\nnext; <&; after \"open"
         );
     }
 
