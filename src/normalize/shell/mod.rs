@@ -358,6 +358,17 @@ mod tests {
 
     #[test]
     fn quoted_and_dot_cds_are_path_forms() {
+        for base in ["make", "npm test", "pytest -q", "go build ./..."] {
+            assert_eq!(
+                n(&format!("cd 'svc' && {base}")),
+                n(&format!("cd svc && {base}"))
+            );
+            assert_eq!(n(&format!("cd . && {base}")), base);
+            assert_ne!(
+                n(&format!("cd 'svc b' && {base}")),
+                n(&format!("cd svc && {base}"))
+            );
+        }
         assert_eq!(n("cd 'svc' && make"), n("cd svc && make"));
         assert_eq!(n("cd \"/home/dev/proj/svc\" && make"), "cd svc && make");
         assert_eq!(n("cd . && make"), "make");
