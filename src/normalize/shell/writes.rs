@@ -55,6 +55,14 @@ enum Dir {
     Unknown,
 }
 
+/// A written word, as a key: a path relative to the run's directory, a file the grammar
+/// cannot name, or a device that keeps nothing.
+enum Key {
+    Named(String),
+    Unnamed,
+    Device,
+}
+
 /// Collects writes while walking a line, in the directory its `cd`s lead to.
 struct Walk<'a> {
     cwd: Option<&'a str>,
@@ -81,44 +89,54 @@ impl<'a> Walk<'a> {
 
     /// A path as written in the line: named when it is a literal.
     fn path(&mut self, word: &str) {
-        match literal(word) {
-            Some(p) => self.named(&p),
-            None => self.unnamed = true,
+        let key = self.key(word);
+        self.record(key);
+    }
+
+    fn record(&mut self, key: Key) {
+        match key {
+            Key::Named(p) => {
+                self.paths.insert(p);
+            }
+            Key::Unnamed => self.unnamed = true,
+            Key::Device => {}
         }
     }
 
     /// Where a command sends its output: a change to the work when the text is authored,
-    /// else a capture of a program's output.
+    /// else a capture of a program's output (an unnamed capture is dropped).
     fn output(&mut self, word: &str) {
         if self.authored {
             return self.path(word);
         }
-        let before = self.paths.clone();
-        let unnamed = self.unnamed;
-        self.path(word);
-        let added: Vec<String> = self.paths.difference(&before).cloned().collect();
-        for p in added {
-            self.paths.remove(&p);
+        if let Key::Named(p) = self.key(word) {
             self.captures.insert(p);
         }
-        self.unnamed = unnamed;
     }
 
     /// A literal path, made relative to the run's directory when it lies under it.
     fn named(&mut self, path: &str) {
+        let key = self.key_of_literal(path);
+        self.record(key);
+    }
+
+    fn key(&self, word: &str) -> Key {
+        match literal(word) {
+            Some(p) => self.key_of_literal(&p),
+            None => Key::Unnamed,
+        }
+    }
+
+    fn key_of_literal(&self, path: &str) -> Key {
         if is_device(path) {
-            return;
+            return Key::Device;
         }
         let joined = match (&self.dir, path.starts_with('/')) {
             (_, true) | (Dir::Run, _) => clean_path(path),
             (Dir::At(dir), false) => join_path(Some(dir), path),
-            (Dir::Unknown, false) => {
-                self.unnamed = true;
-                return;
-            }
+            (Dir::Unknown, false) => return Key::Unnamed,
         };
-        let keyed = relative_form(&joined, self.cwd).unwrap_or(joined);
-        self.paths.insert(keyed);
+        Key::Named(relative_form(&joined, self.cwd).unwrap_or(joined))
     }
 
     fn paths<'w>(&mut self, words: impl IntoIterator<Item = &'w String>) {
