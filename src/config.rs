@@ -46,7 +46,10 @@ impl Config {
         Ok(config)
     }
 
-    /// Applies `guard.key=value`; the value is read as JSON, else taken as a string.
+    /// Applies `guard.key=value`; the value is read as JSON, else taken as a string. The
+    /// guard is resolved here; the settings are checked by [`Config::build`] once every
+    /// assignment is in, so `--set breaker.stalled=9 --set breaker.abandon=10` is judged
+    /// as a whole.
     pub fn set(&mut self, assignment: &str) -> Result<(), ConfigError> {
         let (path, value) = assignment
             .split_once('=')
@@ -63,7 +66,7 @@ impl Config {
         if let Value::Object(map) = section {
             map.insert(key.to_string(), value);
         }
-        self.build().map(|_| ())
+        Ok(())
     }
 
     /// One fresh instance of every registered guard, configured.
@@ -79,10 +82,10 @@ impl Config {
         entries
             .into_iter()
             .map(|entry| {
-                let guard = (entry.build)(self.guards.get(entry.info.id)).map_err(|e| {
+                let guard = (entry.build)(self.guards.get(entry.info.id)).map_err(|message| {
                     ConfigError::Settings {
                         guard: entry.info.id.to_string(),
-                        message: e.to_string(),
+                        message,
                     }
                 })?;
                 Ok((entry, guard))

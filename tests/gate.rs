@@ -81,7 +81,7 @@ fn a_clean_corpus_passes() {
 fn lowering_abandon_to_2_cuts_the_healthy_run_short() {
     let dir = labeled_corpus();
     gate(dir.path())
-        .args(["--set", "breaker.abandon=2"])
+        .args(["--set", "breaker.stalled=2", "--set", "breaker.abandon=2"])
         .assert()
         .code(1)
         .stdout(predicate::str::contains("svc/1780000000000-ok0001"))
@@ -206,7 +206,8 @@ fn baseline_flags_a_new_terminal_firing_on_a_healthy_run_and_a_savings_drop() {
             "--expect",
             "expectations.json",
         ])
-        .args(["--set", "breaker.abandon=2", "--format", "json"])
+        .args(["--set", "breaker.stalled=2", "--set", "breaker.abandon=2"])
+        .args(["--format", "json"])
         .output()
         .expect("runs");
     let outcome: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json");
@@ -221,7 +222,11 @@ fn baseline_flags_a_new_terminal_firing_on_a_healthy_run_and_a_savings_drop() {
         "{messages:?}"
     );
 
-    save_baseline(dir.path(), "generous.json", &["--set", "breaker.abandon=2"]);
+    save_baseline(
+        dir.path(),
+        "generous.json",
+        &["--set", "breaker.stalled=2", "--set", "breaker.abandon=2"],
+    );
     hindsight()
         .current_dir(dir.path())
         .args([
@@ -247,7 +252,7 @@ fn gate_needs_something_to_judge_and_valid_labels() {
         .code(2);
     fs::write(
         dir.path().join("bad.json"),
-        r#"{"version": 1, "runs": {"a/b": {"label": "failed", "expect": [{"guard": "x", "fires_at": 1, "never": true}]}}}"#,
+        r#"{"version": 1, "runs": {"a/b": {"label": "failed", "expect": [{"guard": "dedup_gate", "fires_at": 1, "never": true}]}}}"#,
     )
     .expect("write");
     hindsight()
@@ -307,10 +312,8 @@ fn sweep_reports_the_trade_off_with_the_default_marked() {
             )
         })
         .collect();
-    assert_eq!(
-        rows,
-        vec![(2, 1, false), (3, 0, false), (4, 0, false), (5, 0, true)]
-    );
+    // abandon=2 under the default stalled=3 is refused and left out.
+    assert_eq!(rows, vec![(3, 0, false), (4, 0, false), (5, 0, true)]);
     hindsight()
         .current_dir(dir.path())
         .args([
@@ -330,7 +333,8 @@ fn sweep_reports_the_trade_off_with_the_default_marked() {
 }
 
 /// Issue #4, "Done when": the shipped corpus passes its gate, and lowering the breaker's
-/// abandon threshold to 2 fails it, naming the healthy run cut short and the turn.
+/// abandon threshold to 2 (with `stalled`, which may not exceed it) fails it, naming the
+/// healthy run cut short and the turn.
 #[test]
 fn the_shipped_corpus_passes_and_abandon_at_2_fails_it() {
     let root = env!("CARGO_MANIFEST_DIR");
@@ -343,6 +347,7 @@ fn the_shipped_corpus_passes_and_abandon_at_2_fails_it() {
     hindsight()
         .current_dir(root)
         .args(["gate", "corpora/", "--expect", "corpora/expectations.json"])
+        .args(["--set", "convergence_breaker.stalled=2"])
         .args(["--set", "convergence_breaker.abandon=2"])
         .assert()
         .code(1)
@@ -378,7 +383,8 @@ fn the_shipped_sweep_marks_defaults_without_false_terminal_firings() {
     );
     let points: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json");
     let points = points.as_array().expect("points");
-    assert_eq!(points.len(), 15);
+    // 15 points, less the 3 with `stalled` above `abandon`.
+    assert_eq!(points.len(), 12);
     let defaults: Vec<&serde_json::Value> =
         points.iter().filter(|p| p["is_default"] == true).collect();
     assert_eq!(defaults.len(), 1);

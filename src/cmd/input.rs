@@ -21,9 +21,9 @@ pub struct Input {
     /// Override one setting, e.g. `convergence_breaker.abandon=4` (repeatable).
     #[arg(long = "set", value_name = "GUARD.KEY=VALUE")]
     pub set: Vec<String>,
-    /// Worker threads (default: one per core). Output is identical for any value.
-    #[arg(long)]
-    pub threads: Option<usize>,
+    /// Worker threads, 1 to 1024 (default: one per core). Output is identical for any value.
+    #[arg(long, value_parser = clap::value_parser!(u16).range(1..=MAX_THREADS))]
+    pub threads: Option<u16>,
     /// Fail (exit 2) on the first bad record instead of skipping and counting it.
     #[arg(long)]
     pub strict: bool,
@@ -31,6 +31,10 @@ pub struct Input {
     #[arg(long, value_enum)]
     pub input_format: Option<crate::ingest::InputFormat>,
 }
+
+/// More worker threads than this are refused: each is an OS thread, and no machine gains
+/// from more.
+const MAX_THREADS: i64 = 1024;
 
 impl Input {
     /// The settings from `--config`, then each `--set` in order.
@@ -42,6 +46,7 @@ impl Input {
         for assignment in &self.set {
             config.set(assignment)?;
         }
+        config.build()?;
         Ok(config)
     }
 
@@ -57,10 +62,10 @@ impl Input {
         }
     }
 
-    /// A pool of `--threads` workers (0: one per core).
+    /// A pool of `--threads` workers (default: one per core).
     pub fn pool(&self) -> Result<rayon::ThreadPool> {
         rayon::ThreadPoolBuilder::new()
-            .num_threads(self.threads.unwrap_or(0))
+            .num_threads(self.threads.map_or(0, usize::from))
             .build()
             .context("cannot start worker threads")
     }

@@ -2,13 +2,14 @@
 
 use super::input::Input;
 use super::{output, EXIT_OK};
+use crate::config::Config;
 use crate::gate::sweep::{configure, grid, point, Param, Point};
 use crate::gate::Labels;
 use crate::ingest::ProjectSource;
 use crate::replay::replay_all;
 use crate::report::tables::thousands;
 use crate::report::Report;
-use anyhow::{Context, Result};
+use anyhow::{bail, Context, Result};
 use comfy_table::{presets, CellAlignment, ContentArrangement, Table};
 use rayon::prelude::*;
 use std::io::Write;
@@ -70,12 +71,8 @@ pub fn sweep_points(
     labels: &Labels,
     params: &[Param],
 ) -> Result<Vec<Point>> {
-    let settings = grid(params)?;
     let base = input.config()?;
-    let configs = settings
-        .iter()
-        .map(|s| configure(&base, s))
-        .collect::<Result<Vec<_>, _>>()?;
+    let (settings, configs) = valid_settings(&base, grid(params)?)?;
     let policy = input.policy();
     let points = input.pool()?.install(|| {
         settings
@@ -88,6 +85,46 @@ pub fn sweep_points(
             .collect::<Result<Vec<_>, crate::replay::ReplayError>>()
     })?;
     Ok(points)
+}
+
+/// The grid points the guards accept, each with its configuration. Points a guard refuses
+/// (`stalled` above `abandon`, a zero threshold) are left out and said on stderr; a grid
+/// with none left is a usage error.
+fn valid_settings(base: &Config, grid: Vec<Setting>) -> Result<(Vec<Setting>, Vec<Config>)> {
+    let total = grid.len();
+    let mut first_refusal = None;
+    let mut kept = (Vec::new(), Vec::new());
+    for setting in grid {
+        match configure(base, &setting) {
+            Ok(config) => {
+                kept.0.push(setting);
+                kept.1.push(config);
+            }
+            Err(e) => {
+                first_refusal.get_or_insert_with(|| format!("{}: {e}", shown(&setting)));
+            }
+        }
+    }
+    let refused = total - kept.0.len();
+    match first_refusal {
+        Some(first) if kept.0.is_empty() => {
+            bail!("every setting of the grid is refused; first: {first}")
+        }
+        Some(first) => eprintln!("note: {refused} of {total} settings left out; first: {first}"),
+        None => {}
+    }
+    Ok(kept)
+}
+
+/// One grid point: `guard.key` and its value, per swept parameter.
+type Setting = Vec<(String, i64)>;
+
+fn shown(setting: &[(String, i64)]) -> String {
+    setting
+        .iter()
+        .map(|(name, value)| format!("{name}={value}"))
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 fn render(params: &[Param], points: &[Point]) -> Table {

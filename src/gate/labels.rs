@@ -4,6 +4,7 @@
 //! A run is named `<project>/<runId>`, the project path relative to the labels file's own
 //! directory, so the file travels with its corpus.
 
+use crate::guards::registry;
 use crate::report::RunReport;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -138,8 +139,15 @@ impl Labels {
                 file.version
             )));
         }
+        let guards: Vec<&str> = registry().iter().map(|e| e.info.id).collect();
         for (run, label) in &file.runs {
             for e in &label.expect {
+                if !guards.contains(&e.guard.as_str()) {
+                    return Err(invalid(format!(
+                        "runs.{run}: unknown guard `{}` (see `hindsight guards`)",
+                        e.guard
+                    )));
+                }
                 e.rule().map_err(|m| invalid(format!("runs.{run}: {m}")))?;
             }
         }

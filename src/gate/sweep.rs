@@ -22,7 +22,7 @@ pub enum ParamError {
     Syntax(String),
     #[error(transparent)]
     Guard(#[from] ConfigError),
-    #[error("`{0}`: the grid has more than {1} settings")]
+    #[error("`{0}`: the grid would have more than {1} settings")]
     TooLarge(String, usize),
 }
 
@@ -35,21 +35,32 @@ impl Param {
         let syntax = || ParamError::Syntax(text.to_string());
         let (path, values) = text.split_once('=').ok_or_else(syntax)?;
         let (guard, key) = path.split_once('.').ok_or_else(syntax)?;
+        let too_large = || ParamError::TooLarge(text.to_string(), MAX_SETTINGS);
         let values: Vec<i64> = match values.split_once("..") {
             Some((from, to)) => {
                 let (from, to): (i64, i64) = (
                     from.trim().parse().map_err(|_| syntax())?,
                     to.trim().parse().map_err(|_| syntax())?,
                 );
-                if to < from || to - from >= MAX_SETTINGS as i64 {
+                if to < from {
                     return Err(syntax());
+                }
+                // Counted in i128: `i64::MIN..i64::MAX` must not overflow on the way to
+                // being refused.
+                if i128::from(to) - i128::from(from) >= MAX_SETTINGS as i128 {
+                    return Err(too_large());
                 }
                 (from..=to).collect()
             }
-            None => values
-                .split(',')
-                .map(|v| v.trim().parse().map_err(|_| syntax()))
-                .collect::<Result<_, _>>()?,
+            None => {
+                if values.split(',').count() > MAX_SETTINGS {
+                    return Err(too_large());
+                }
+                values
+                    .split(',')
+                    .map(|v| v.trim().parse().map_err(|_| syntax()))
+                    .collect::<Result<_, _>>()?
+            }
         };
         Ok(Self {
             guard: resolve_guard(guard)?,
@@ -59,8 +70,16 @@ impl Param {
     }
 }
 
-/// Every combination of the parameters' values, in a fixed order.
+/// Every combination of the parameters' values, in a fixed order. Its size is checked
+/// before anything is built.
 pub fn grid(params: &[Param]) -> Result<Vec<Vec<(String, i64)>>, ParamError> {
+    let mut size: usize = 1;
+    for p in params {
+        size = size
+            .checked_mul(p.values.len())
+            .filter(|n| *n <= MAX_SETTINGS)
+            .ok_or_else(|| ParamError::TooLarge(format!("{}.{}", p.guard, p.key), MAX_SETTINGS))?;
+    }
     let mut settings: Vec<Vec<(String, i64)>> = vec![Vec::new()];
     for p in params {
         let name = format!("{}.{}", p.guard, p.key);
@@ -73,9 +92,6 @@ pub fn grid(params: &[Param]) -> Result<Vec<Vec<(String, i64)>>, ParamError> {
             }
         }
         settings = next;
-        if settings.len() > MAX_SETTINGS {
-            return Err(ParamError::TooLarge(name, MAX_SETTINGS));
-        }
     }
     Ok(settings)
 }
@@ -86,6 +102,7 @@ pub fn configure(base: &Config, setting: &[(String, i64)]) -> Result<Config, Con
     for (name, value) in setting {
         config.set(&format!("{name}={value}"))?;
     }
+    config.build()?;
     Ok(config)
 }
 

@@ -73,6 +73,10 @@ impl Spec for AdaptiveEdit {
     };
     type Settings = Settings;
 
+    fn check(s: &Settings) -> Result<(), String> {
+        super::at_least("switch_threshold", s.switch_threshold.into(), 1)
+    }
+
     fn new(settings: Settings) -> Self {
         Self {
             settings,
@@ -135,7 +139,7 @@ impl AdaptiveEdit {
         outcome: &Outcome,
         firings: &mut Firings,
     ) {
-        let threshold = self.settings.switch_threshold.max(1);
+        let threshold = self.settings.switch_threshold;
         let key = (path.to_string(), event.agent.to_string());
         let streak = self.streaks.entry(key).or_default();
         streak.failures = streak.failures.saturating_add(1);

@@ -74,6 +74,11 @@ impl Spec for ArtifactPacking {
     };
     type Settings = Settings;
 
+    fn check(s: &Settings) -> Result<(), String> {
+        super::at_least("max_bytes", s.max_bytes, 1)?;
+        super::at_least("max_lines", s.max_lines, 1)
+    }
+
     fn new(settings: Settings) -> Self {
         Self {
             settings,

@@ -72,6 +72,10 @@ impl Spec for CoherenceGate {
     };
     type Settings = Settings;
 
+    fn check(s: &Settings) -> Result<(), String> {
+        super::within("regen_threshold", s.regen_threshold, 0.0, 1.0)
+    }
+
     fn new(settings: Settings) -> Self {
         Self {
             settings,

@@ -63,6 +63,24 @@ impl Default for Thresholds {
 }
 
 impl Thresholds {
+    /// Tiers in order and at least one round each (seed 000 WO-3: `healthy < 2 <=
+    /// converging_warn < 3 <= stalled < 5 <= abandon`).
+    pub fn check(&self) -> Result<(), String> {
+        super::at_least("converging_warn", self.converging_warn.into(), 1)?;
+        let order = [
+            ("converging_warn", self.converging_warn),
+            ("stalled", self.stalled),
+            ("abandon", self.abandon),
+        ];
+        for pair in order.windows(2) {
+            let ((low, a), (high, b)) = (pair[0], pair[1]);
+            if a > b {
+                return Err(format!("`{low}` ({a}) must not exceed `{high}` ({b})"));
+            }
+        }
+        Ok(())
+    }
+
     pub fn tier(&self, rounds: u32) -> Tier {
         if rounds >= self.abandon {
             Tier::Abandon

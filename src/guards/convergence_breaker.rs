@@ -34,6 +34,10 @@ impl Spec for ConvergenceBreaker {
     };
     type Settings = Thresholds;
 
+    fn check(settings: &Thresholds) -> Result<(), String> {
+        settings.check()
+    }
+
     fn new(settings: Thresholds) -> Self {
         Self {
             breaker: BreakerGuard::new(Breaker::new(settings, Progress::Mutation)),

@@ -41,6 +41,16 @@ impl Default for Settings {
     }
 }
 
+impl Settings {
+    fn thresholds(&self) -> Thresholds {
+        Thresholds {
+            converging_warn: self.converging_warn,
+            stalled: self.stalled,
+            abandon: self.abandon,
+        }
+    }
+}
+
 pub struct DiagnosticDelta {
     breaker: BreakerGuard,
 }
@@ -54,12 +64,13 @@ impl Spec for DiagnosticDelta {
     };
     type Settings = Settings;
 
+    fn check(s: &Settings) -> Result<(), String> {
+        s.thresholds().check()?;
+        super::at_least("worsening_step", s.worsening_step.into(), 1)
+    }
+
     fn new(s: Settings) -> Self {
-        let thresholds = Thresholds {
-            converging_warn: s.converging_warn,
-            stalled: s.stalled,
-            abandon: s.abandon,
-        };
+        let thresholds = s.thresholds();
         Self {
             breaker: BreakerGuard::new(Breaker::new(
                 thresholds,

@@ -36,7 +36,7 @@ const MAIN: &str = "main";
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct Settings {
-    /// Consecutive ignored directives that force `terminal_incomplete`; 0 acts as 1.
+    /// Consecutive ignored directives that force `terminal_incomplete`; at least 1.
     pub ignored_threshold: u32,
     /// Directive states that are already terminal: not recovery directives.
     pub terminal_states: Vec<String>,
@@ -90,6 +90,10 @@ impl Spec for DirectiveEscalation {
         summary: "recovery directives ignored 3 times in a row: terminal_incomplete",
     };
     type Settings = Settings;
+
+    fn check(s: &Settings) -> Result<(), String> {
+        super::at_least("ignored_threshold", s.ignored_threshold.into(), 1)
+    }
 
     fn new(settings: Settings) -> Self {
         Self {
@@ -149,7 +153,7 @@ impl DirectiveEscalation {
         if self.settings.terminal_states.iter().any(|s| s == state) {
             return;
         }
-        let threshold = self.settings.ignored_threshold.max(1);
+        let threshold = self.settings.ignored_threshold;
         self.counts.records += 1;
         let track = self.tracks.entry(event.agent.to_string()).or_default();
         if track.last_turn == Some(event.turn) {

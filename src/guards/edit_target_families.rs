@@ -27,7 +27,7 @@ use std::collections::{BTreeMap, BTreeSet};
 #[serde(deny_unknown_fields, default)]
 pub struct Settings {
     /// Failed edits of one coarse `tool:path` family after which the old key blocked every
-    /// later edit of it; 0 acts as 1.
+    /// later edit of it; at least 1.
     pub coarse_block_after: u32,
 }
 
@@ -74,6 +74,10 @@ impl Spec for EditTargetFamilies {
     };
     type Settings = Settings;
 
+    fn check(s: &Settings) -> Result<(), String> {
+        super::at_least("coarse_block_after", s.coarse_block_after.into(), 1)
+    }
+
     fn new(settings: Settings) -> Self {
         Self {
             settings,
@@ -117,7 +121,7 @@ impl Guard for EditTargetFamilies {
 
 impl EditTargetFamilies {
     fn threshold(&self) -> u32 {
-        self.settings.coarse_block_after.max(1)
+        self.settings.coarse_block_after
     }
 
     fn call(&mut self, call: &CallInfo, firings: &mut Firings) {

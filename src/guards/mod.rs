@@ -216,13 +216,39 @@ pub trait Spec: Guard + Sized + 'static {
     /// The seed's defaults; every threshold is a field here, configurable by name.
     type Settings: Serialize + DeserializeOwned + Default;
     fn new(settings: Self::Settings) -> Self;
+
+    /// Refuses settings the guard cannot mean (a threshold of 0, tiers out of order), with
+    /// a message naming the key.
+    fn check(_settings: &Self::Settings) -> Result<(), String> {
+        Ok(())
+    }
+}
+
+/// `key` must be at least `min`.
+pub(crate) fn at_least(key: &str, value: u64, min: u64) -> Result<(), String> {
+    if value < min {
+        return Err(format!("`{key}` is {value}; it must be at least {min}"));
+    }
+    Ok(())
+}
+
+/// `key` must be a finite number in `[low, high]`.
+pub(crate) fn within(key: &str, value: f64, low: f64, high: f64) -> Result<(), String> {
+    if !value.is_finite() || value < low || value > high {
+        return Err(format!(
+            "`{key}` is {value}; it must be between {low} and {high}"
+        ));
+    }
+    Ok(())
 }
 
 /// A configured, ready-to-run guard with its catalogue entry.
 pub type Configured = (Entry, Box<dyn Guard>);
 
 /// Builds a guard from its settings object (`None`: the defaults).
-pub type Build = fn(Option<&serde_json::Value>) -> Result<Box<dyn Guard>, serde_json::Error>;
+/// Builds a guard from its settings object (`None`: the defaults); the error says which
+/// key is wrong and why.
+pub type Build = fn(Option<&serde_json::Value>) -> Result<Box<dyn Guard>, String>;
 
 /// A registry entry: the catalogue line and a constructor.
 #[derive(Clone, Copy)]
@@ -238,9 +264,10 @@ fn entry<G: Spec>() -> Entry {
         defaults: || serde_json::to_value(G::Settings::default()).unwrap_or_default(),
         build: |settings| {
             let settings = match settings {
-                Some(v) => serde_json::from_value(v.clone())?,
+                Some(v) => serde_json::from_value(v.clone()).map_err(|e| e.to_string())?,
                 None => G::Settings::default(),
             };
+            G::check(&settings)?;
             Ok(Box::new(G::new(settings)))
         },
     }

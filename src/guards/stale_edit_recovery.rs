@@ -35,7 +35,7 @@ pub const BLOCK: &str = "block_stale_retry";
 #[serde(deny_unknown_fields, default)]
 pub struct Settings {
     /// Stale failures of one edit family (since its last success or the last read of its
-    /// file) that fire the directive; 0 acts as 1.
+    /// file) that fire the directive; at least 1.
     pub threshold: u32,
 }
 
@@ -75,6 +75,10 @@ impl Spec for StaleEditRecovery {
         summary: "repeated stale edits of one edit family: read_authoritative_target at the 2nd",
     };
     type Settings = Settings;
+
+    fn check(s: &Settings) -> Result<(), String> {
+        super::at_least("threshold", s.threshold.into(), 1)
+    }
 
     fn new(settings: Settings) -> Self {
         Self {
@@ -160,7 +164,7 @@ impl StaleEditRecovery {
             .entry(key.clone())
             .or_insert((0, call.families.path.clone()));
         *count += 1;
-        if *count < self.settings.threshold.max(1) {
+        if *count < self.settings.threshold {
             return;
         }
         let count = *count;

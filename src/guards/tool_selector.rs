@@ -221,6 +221,27 @@ impl Spec for ToolSelector {
     };
     type Settings = Settings;
 
+    fn check(s: &Settings) -> Result<(), String> {
+        let weights = [
+            ("lambda_latency", s.lambda_latency),
+            ("lambda_tokens", s.lambda_tokens),
+            ("lambda_risk", s.lambda_risk),
+            ("lambda_context", s.lambda_context),
+            ("min_margin", s.min_margin),
+            ("high_entropy", s.high_entropy),
+        ];
+        for (key, value) in weights {
+            super::within(key, value, 0.0, f64::MAX)?;
+        }
+        for (key, value) in [
+            ("latency_scale_ms", s.latency_scale_ms),
+            ("token_scale", s.token_scale),
+        ] {
+            super::within(key, value, f64::MIN_POSITIVE, f64::MAX)?;
+        }
+        super::within("ewma_alpha", s.ewma_alpha, f64::MIN_POSITIVE, 1.0)
+    }
+
     fn new(settings: Settings) -> Self {
         Self {
             settings,
