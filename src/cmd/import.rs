@@ -1,9 +1,10 @@
 //! `hindsight import`: any supported input written as `.omnius/` trees (docs/FORMAT.md),
 //! so runs from other harnesses can be read, trimmed and committed as fixtures.
 
-use super::input::{refuse_inside_inputs, Input};
+use super::input::Input;
 use super::EXIT_OK;
 use crate::ingest::load_run;
+use crate::output::Entry;
 use anyhow::{bail, Context, Result};
 use std::path::PathBuf;
 
@@ -26,7 +27,8 @@ pub fn run(args: Args) -> Result<u8> {
     if projects.is_empty() {
         bail!("no recorded runs found under the given paths");
     }
-    refuse_inside_inputs(&args.out.join("x"), &projects)?;
+    let guard = args.input.guard(&projects, &[]);
+    guard.check(&args.out, Entry::Followed)?;
     let policy = args.input.policy();
     let mut written = 0;
     for project in &projects {

@@ -3,8 +3,9 @@
 
 use crate::config::Config;
 use crate::ingest::{discover_as, Policy, ProjectSource};
+use crate::output::Guard;
 use crate::replay::{replay_all, RunReplay};
-use anyhow::{bail, Context, Result};
+use anyhow::{Context, Result};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use std::collections::BTreeMap;
 use std::io::IsTerminal;
@@ -77,6 +78,23 @@ impl Input {
         warn_skipped(&runs);
         Ok(runs)
     }
+
+    /// The guard for this command's outputs: every path it reads (the paths given, each
+    /// project's root and runs, `--config`) and the `files` it reads besides (labels,
+    /// a baseline).
+    pub fn guard(&self, projects: &[ProjectSource], files: &[Option<&Path>]) -> Guard {
+        let given = self.paths.iter().map(PathBuf::as_path);
+        let roots = projects.iter().map(|p| p.root.as_path());
+        let runs = projects
+            .iter()
+            .flat_map(|p| p.runs.iter().map(|r| r.path.as_path()));
+        let files = files
+            .iter()
+            .copied()
+            .chain([self.config.as_deref()])
+            .flatten();
+        Guard::new(given.chain(roots).chain(runs).chain(files))
+    }
 }
 
 fn progress_bar(total: u64) -> ProgressBar {
@@ -89,48 +107,6 @@ fn progress_bar(total: u64) -> ProgressBar {
             .unwrap_or_else(|_| ProgressStyle::default_bar()),
     );
     bar
-}
-
-/// The recorded directories are read-only to hindsight, whatever `--out` says.
-pub fn refuse_inside_inputs(out: &Path, projects: &[ProjectSource]) -> Result<()> {
-    let parent = out
-        .parent()
-        .filter(|p| !p.as_os_str().is_empty())
-        .unwrap_or(Path::new("."));
-    let out_dir = resolve(parent);
-    for input in projects.iter().map(|p| &p.root) {
-        if input.canonicalize().is_ok_and(|i| out_dir.starts_with(i)) {
-            bail!(
-                "{}: refusing to write inside the recorded directory {}",
-                out.display(),
-                input.display()
-            );
-        }
-    }
-    Ok(())
-}
-
-/// `path` made absolute through its nearest existing ancestor, so a folder about to be
-/// created is still located (and refused if it would sit inside a recorded directory).
-fn resolve(path: &Path) -> PathBuf {
-    let mut existing = path;
-    let mut rest = Vec::new();
-    loop {
-        if let Ok(real) = existing.canonicalize() {
-            return rest.iter().rev().fold(real, |p, c| p.join(c));
-        }
-        match (existing.parent(), existing.file_name()) {
-            (Some(parent), Some(name)) => {
-                rest.push(name.to_os_string());
-                existing = if parent.as_os_str().is_empty() {
-                    Path::new(".")
-                } else {
-                    parent
-                };
-            }
-            _ => return path.to_path_buf(),
-        }
-    }
 }
 
 /// One warning per file with skipped records (lenient mode).
