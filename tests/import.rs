@@ -142,3 +142,102 @@ fn a_swe_bench_results_file_labels_runs_by_instance() {
     assert_eq!(breaker["fired_on_failed"], 1);
     assert_eq!(breaker["false_terminal_on_healthy"], 0);
 }
+
+/// A failing `make` run `id` written under `omnius`, with `records` bad lines appended
+/// to its events.
+fn recorded_run(omnius: &Path, id: &str, bad_records: usize) {
+    let mut run = hindsight::synth::Run::new(id, "/w/app", 1000);
+    run.turn(100).shell("make", false, "x.c:1:1: error: boom");
+    run.write_to(omnius);
+    let events = omnius.join("runs").join(id).join("events.jsonl");
+    let mut text = std::fs::read_to_string(&events).expect("events");
+    text.push_str(&"not json\n".repeat(bad_records));
+    std::fs::write(&events, text).expect("events");
+}
+
+/// The run ids under `<folder>/.omnius/runs`, sorted.
+fn run_ids(folder: &Path) -> Vec<String> {
+    let mut ids: Vec<String> = std::fs::read_dir(folder.join(".omnius/runs"))
+        .unwrap_or_else(|e| panic!("{}: {e}", folder.display()))
+        .map(|e| e.expect("entry").file_name().to_string_lossy().into_owned())
+        .collect();
+    ids.sort();
+    ids
+}
+
+fn import_in(cwd: &Path, args: &[&str], out: &Path) -> std::process::Output {
+    hindsight()
+        .current_dir(cwd)
+        .arg("import")
+        .args(args)
+        .arg("--out")
+        .arg(out)
+        .output()
+        .expect("runs")
+}
+
+/// `into {out}/{folder}` as the import prints it.
+fn into(out: &Path, folder: &str) -> String {
+    format!("into {}", hindsight::ingest::display(&out.join(folder)))
+}
+
+#[test]
+fn projects_whose_folder_names_collide_each_get_their_own_folder() {
+    let (src, out) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    recorded_run(&src.path().join("a-b/c/.omnius"), "1780000000000-abc001", 0);
+    recorded_run(&src.path().join("a/b-c/.omnius"), "1780000000000-abc002", 0);
+    let result = import_in(src.path(), &["."], out.path());
+    let stderr = String::from_utf8_lossy(&result.stderr);
+    assert!(result.status.success(), "{stderr}");
+    // Ordered by where they were read from: `a-b/c` sorts before `a/b-c`.
+    let first = format!("imported a-b/c (1 run) {}", into(out.path(), "a-b-c"));
+    let second = format!("imported a/b-c (1 run) {}", into(out.path(), "a-b-c-2"));
+    assert!(
+        stderr.contains(&first) && stderr.contains(&second),
+        "{stderr}"
+    );
+    assert_eq!(run_ids(&out.path().join("a-b-c")), ["1780000000000-abc001"]);
+    assert_eq!(
+        run_ids(&out.path().join("a-b-c-2")),
+        ["1780000000000-abc002"]
+    );
+}
+
+#[test]
+fn two_trajectories_with_one_stem_each_get_their_own_folder() {
+    let (src, out) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/formats");
+    let t = src.path().join("t");
+    std::fs::create_dir(&t).expect("mkdir");
+    let json = fixtures.join("mini_swe_agent/acme__ledger-8.traj.json");
+    let traj = fixtures.join("swe_agent/acme__semver-12.traj");
+    std::fs::copy(&json, t.join("foo.json")).expect("copy");
+    std::fs::copy(&traj, t.join("foo.traj")).expect("copy");
+    let result = import_in(src.path(), &["t"], out.path());
+    let stderr = String::from_utf8_lossy(&result.stderr);
+    assert!(result.status.success(), "{stderr}");
+    let first = format!("imported t/foo.json (1 run) {}", into(out.path(), "t-foo"));
+    let second = format!(
+        "imported t/foo.traj (1 run) {}",
+        into(out.path(), "t-foo-2")
+    );
+    assert!(
+        stderr.contains(&first) && stderr.contains(&second),
+        "{stderr}"
+    );
+    // Each folder holds exactly what importing its file alone writes.
+    for (file, folder) in [("t/foo.json", "t-foo"), ("t/foo.traj", "t-foo-2")] {
+        let alone = tempfile::tempdir().unwrap();
+        assert!(import_in(src.path(), &[file], alone.path())
+            .status
+            .success());
+        let events = |root: &Path| {
+            std::fs::read(root.join(".omnius/runs/0001-foo/events.jsonl")).expect("events")
+        };
+        assert_eq!(
+            events(&out.path().join(folder)),
+            events(&alone.path().join("t-foo")),
+            "{file}"
+        );
+    }
+}
