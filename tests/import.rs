@@ -241,3 +241,54 @@ fn two_trajectories_with_one_stem_each_get_their_own_folder() {
         );
     }
 }
+
+#[test]
+fn import_refuses_a_filled_folder_and_replaces_only_its_own() {
+    let (src, out) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let omnius = src.path().join("proj/.omnius");
+    recorded_run(&omnius, "1780000000000-old001", 0);
+    recorded_run(&omnius, "1780000000000-new002", 0);
+    assert!(import_in(src.path(), &["proj"], out.path())
+        .status
+        .success());
+    let folder = out.path().join("proj");
+    assert_eq!(
+        run_ids(&folder),
+        ["1780000000000-new002", "1780000000000-old001"]
+    );
+
+    // The input lost a run: importing again would leave it behind, so it is refused.
+    std::fs::remove_dir_all(omnius.join("runs/1780000000000-old001")).expect("rm");
+    let before = common::tree(out.path());
+    let again = import_in(src.path(), &["proj"], out.path());
+    let stderr = String::from_utf8_lossy(&again.stderr);
+    assert_eq!(again.status.code(), Some(2), "{stderr}");
+    let shown = hindsight::ingest::display(&folder);
+    assert!(
+        stderr.contains(&format!("{shown}: exists and is not empty"))
+            && stderr.contains("--replace"),
+        "{stderr}"
+    );
+    assert!(common::tree(out.path()) == before, "nothing written");
+
+    // --replace starts the folder afresh: the lost run is gone.
+    let replaced = import_in(src.path(), &["proj", "--replace"], out.path());
+    assert!(
+        replaced.status.success(),
+        "{}",
+        String::from_utf8_lossy(&replaced.stderr)
+    );
+    assert_eq!(run_ids(&folder), ["1780000000000-new002"]);
+
+    // A folder holding anything besides `.omnius/` is not import's to remove.
+    std::fs::write(folder.join("notes.md"), "mine").expect("write");
+    let before = common::tree(out.path());
+    let refused = import_in(src.path(), &["proj", "--replace"], out.path());
+    let stderr = String::from_utf8_lossy(&refused.stderr);
+    assert_eq!(refused.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains(&format!("{shown}: holds more than")),
+        "{stderr}"
+    );
+    assert!(common::tree(out.path()) == before, "nothing removed");
+}

@@ -282,3 +282,21 @@ fn report_replaces_links_inside_its_out_dir() {
     assert!(is_regular_file(&review.join("charts/savings.png")));
     assert!(is_regular_file(&review.join("tables/runs.csv")));
 }
+
+#[test]
+fn import_replaces_a_link_at_a_project_folder() {
+    let dir = recorded();
+    let root = dir.path();
+    fs::create_dir(root.join("out/imported")).expect("mkdir");
+    link(root, "out/imported/corpus-proj", "other");
+    let args = ["import", "corpus", "--out", "out/imported", "--replace"];
+    succeeds(root, &args);
+    let folder = root.join("out/imported/corpus-proj");
+    assert!(is_real_dir(&folder));
+    let runs = folder.join(".omnius/runs");
+    let ids: Vec<_> = fs::read_dir(&runs)
+        .expect("runs")
+        .map(|e| e.expect("entry").file_name())
+        .collect();
+    assert_eq!(ids, ["1780000000000-rec001"]);
+}

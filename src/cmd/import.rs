@@ -1,7 +1,9 @@
 //! `hindsight import`: any supported input written as `.omnius/` trees (docs/FORMAT.md),
 //! so runs from other harnesses can be read, trimmed and committed as fixtures.
 //!
-//! Each project gets a folder of its own under `--out`: no two projects ever share one.
+//! Each project gets a folder of its own under `--out` (no two projects ever share one),
+//! and a folder an earlier import filled is never written into again, only replaced whole
+//! with `--replace`, so runs, frames and ledgers of two imports never mix.
 
 use super::input::Input;
 use super::EXIT_OK;
@@ -9,18 +11,24 @@ use crate::ingest::{display, load_run, InputFormat, Policy, Problems, ProjectSou
 use crate::output::Entry;
 use anyhow::{bail, Context, Result};
 use std::collections::BTreeSet;
+use std::fs;
+use std::io::ErrorKind;
 use std::path::{Path, PathBuf};
 
 #[derive(Debug, clap::Args)]
 #[command(
     after_help = "Examples:\n  hindsight import ~/.claude/projects/my-app --out fixtures/\n  \
-    hindsight import trajectories/ --out imported/ --input-format mini-swe-agent\n\n\
+    hindsight import trajectories/ --out imported/ --input-format mini-swe-agent\n  \
+    hindsight import trajectories/ --out imported/ --replace\n\n\
     Each project becomes <OUT>/<folder>/.omnius/runs/<runId>/, and the command prints which \
     folder each project went to. <folder> is the project's path with its parts joined by \
     '-' (a/b-c becomes a-b-c). When several projects get the same folder (a-b/c and a/b-c, \
     or t/foo.traj and t/foo.json), they are ordered by the path they were read from: the \
     first keeps it, the others get -2, -3, ... (the first number no other folder uses; \
-    names are compared without case)."
+    names are compared without case).\n\n\
+    A folder that exists and is not empty is refused, so an earlier import's runs never mix \
+    with this one's. --replace removes it first, but only a folder that holds nothing but \
+    .omnius/ (what import writes); anything else in it is refused even then."
 )]
 pub struct Args {
     #[command(flatten)]
@@ -28,6 +36,10 @@ pub struct Args {
     /// The folder to write the `.omnius/` trees into (created if missing).
     #[arg(long)]
     pub out: PathBuf,
+    /// Replace project folders an earlier import wrote (ones holding only `.omnius/`)
+    /// instead of refusing them.
+    #[arg(long)]
+    pub replace: bool,
 }
 
 pub fn run(args: Args) -> Result<u8> {
@@ -41,12 +53,17 @@ pub fn run(args: Args) -> Result<u8> {
         .iter()
         .map(|f| args.out.join(f))
         .collect();
+    // Every folder is checked before anything is written.
     for target in &targets {
         guard.check_tree(target, Entry::Replaced)?;
+        check_existing(target, args.replace)?;
     }
     guard.create_out_dir(&args.out)?;
     let mut problems = Vec::new();
     for (project, target) in projects.iter().zip(&targets) {
+        if args.replace {
+            remove(target)?;
+        }
         guard.create_dir(target)?;
         write_project(project, target, args.input.policy(), &mut problems)?;
         let n = project.runs.len();
@@ -141,4 +158,56 @@ fn slug(name: &str) -> String {
     } else {
         parts.join("-")
     }
+}
+
+/// Refuses a project folder that is there already and not empty, unless `replace` and it
+/// is one import wrote (a directory holding only `.omnius/`) or a link (removed, never
+/// followed).
+fn check_existing(folder: &Path, replace: bool) -> Result<()> {
+    let shown = display(folder);
+    let meta = match fs::symlink_metadata(folder) {
+        Err(e) if e.kind() == ErrorKind::NotFound => return Ok(()),
+        other => other.with_context(|| format!("{shown}: cannot read"))?,
+    };
+    if meta.file_type().is_symlink() {
+        if replace {
+            return Ok(());
+        }
+        bail!("{shown}: exists (a symbolic link); refusing to write through it (--replace replaces the link)");
+    }
+    if !meta.is_dir() {
+        bail!("{shown}: exists and is not a directory; refusing to replace it");
+    }
+    let names: Vec<_> = fs::read_dir(folder)
+        .with_context(|| format!("{shown}: cannot read"))?
+        .map(|e| e.map(|e| e.file_name()))
+        .collect::<Result<_, _>>()
+        .with_context(|| format!("{shown}: cannot read"))?;
+    if names.is_empty() {
+        return Ok(());
+    }
+    if !replace {
+        bail!(
+            "{shown}: exists and is not empty (an earlier import?); refusing to mix runs into \
+             it (--replace replaces a folder import wrote)"
+        );
+    }
+    let omnius_only = names.len() == 1
+        && names[0] == ".omnius"
+        && fs::symlink_metadata(folder.join(".omnius")).is_ok_and(|m| m.is_dir());
+    if !omnius_only {
+        bail!("{shown}: holds more than the `.omnius/` import writes; refusing to replace it");
+    }
+    Ok(())
+}
+
+/// Removes what [`check_existing`] let through: the folder's tree, or the link alone.
+fn remove(folder: &Path) -> Result<()> {
+    let removed = match fs::symlink_metadata(folder) {
+        Ok(meta) if meta.is_dir() => fs::remove_dir_all(folder),
+        Ok(_) => fs::remove_file(folder),
+        Err(e) if e.kind() == ErrorKind::NotFound => Ok(()),
+        Err(e) => Err(e),
+    };
+    removed.with_context(|| format!("{}: cannot remove", display(folder)))
 }
