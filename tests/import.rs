@@ -292,3 +292,21 @@ fn import_refuses_a_filled_folder_and_replaces_only_its_own() {
     );
     assert!(common::tree(out.path()) == before, "nothing removed");
 }
+
+#[test]
+fn lenient_import_warns_about_skipped_records() {
+    let (src, out) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    recorded_run(&src.path().join("proj/.omnius"), "1780000000000-bad001", 2);
+    let result = import_in(src.path(), &["proj"], out.path());
+    let stderr = String::from_utf8_lossy(&result.stderr);
+    assert!(result.status.success(), "{stderr}");
+    assert!(
+        stderr.contains("events.jsonl: 2 bad record(s) skipped; first:"),
+        "{stderr}"
+    );
+    let fresh = tempfile::tempdir().unwrap();
+    let strict = import_in(src.path(), &["proj", "--strict"], fresh.path());
+    let stderr = String::from_utf8_lossy(&strict.stderr);
+    assert_eq!(strict.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("events.jsonl:5: invalid JSON"), "{stderr}");
+}

@@ -5,7 +5,7 @@
 //! and a folder an earlier import filled is never written into again, only replaced whole
 //! with `--replace`, so runs, frames and ledgers of two imports never mix.
 
-use super::input::Input;
+use super::input::{warn_skipped, Input};
 use super::EXIT_OK;
 use crate::ingest::{display, load_run, InputFormat, Policy, Problems, ProjectSource};
 use crate::output::Entry;
@@ -71,6 +71,7 @@ pub fn run(args: Args) -> Result<u8> {
         let (what, target) = (read_from(project), display(target));
         eprintln!("imported {what} ({n} {runs}) into {target}");
     }
+    warn_skipped(&problems);
     eprintln!(
         "imported {} runs of {} projects into {}",
         problems.len(),

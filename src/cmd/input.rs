@@ -2,7 +2,7 @@
 //! and strictness; and the one way they are replayed (progress bar, located warnings).
 
 use crate::config::Config;
-use crate::ingest::{discover_as, Policy, ProjectSource};
+use crate::ingest::{discover_as, Policy, Problems, ProjectSource};
 use crate::output::Guard;
 use crate::replay::{replay_all, RunReplay};
 use anyhow::{Context, Result};
@@ -75,7 +75,7 @@ impl Input {
             .install(|| replay_all(projects, config, self.policy(), &|| bar.inc(1)));
         bar.finish_and_clear();
         let runs = result?;
-        warn_skipped(&runs);
+        warn_skipped(runs.iter().map(|r| &r.problems));
         Ok(runs)
     }
 
@@ -110,11 +110,11 @@ fn progress_bar(total: u64) -> ProgressBar {
 }
 
 /// One warning per file with skipped records (lenient mode).
-fn warn_skipped(runs: &[RunReplay]) {
+pub fn warn_skipped<'a>(problems: impl IntoIterator<Item = &'a Problems>) {
     let mut by_file: BTreeMap<&str, (u64, String)> = BTreeMap::new();
-    for run in runs {
-        for (path, count) in &run.problems.by_file {
-            let first = run.problems.listed.iter().find(|p| &p.path == path);
+    for problems in problems {
+        for (path, count) in &problems.by_file {
+            let first = problems.listed.iter().find(|p| &p.path == path);
             let first = first.map_or_else(|| "(not listed)".to_string(), ToString::to_string);
             by_file.entry(path.as_str()).or_insert((0, first)).0 += count;
         }
