@@ -26,9 +26,10 @@ use std::path::{Path, PathBuf};
     or t/foo.traj and t/foo.json), they are ordered by the path they were read from: the \
     first keeps it, the others get -2, -3, ... (the first number no other folder uses; \
     names are compared without case).\n\n\
-    A folder that exists and is not empty is refused, so an earlier import's runs never mix \
-    with this one's. --replace removes it first, but only a folder that holds nothing but \
-    .omnius/ (what import writes); anything else in it is refused even then."
+    A folder that exists and is not empty (or is a link) is refused, so an earlier import's \
+    runs never mix with this one's. --replace removes it first, but only a folder that \
+    holds nothing but .omnius/ (what import writes), or the link alone; a folder with \
+    anything else in it is refused even then."
 )]
 pub struct Args {
     #[command(flatten)]
