@@ -6,8 +6,9 @@
 //! one, or lies inside a `.omnius` directory (a recording, read or not). What is written is
 //! always a new entry: an existing file or symbolic link at the path is removed first and
 //! never opened, so a link into a recording (or a hard link to one) cannot carry the write
-//! into it. Only the directory the user names (`--out-dir DIR`, `import --out DIR`) is
-//! followed when it is a link, after its target passed the check.
+//! into it. The links followed are those on the way to an output path and the directory
+//! the user names (`--out-dir DIR`, `import --out DIR`), after where they lead passed the
+//! check.
 
 use std::fs::{self, File, OpenOptions};
 use std::io::{self, ErrorKind, Write};
