@@ -2,7 +2,9 @@
 //!
 //! The modules read as the data flow, each depending only on those before it:
 //! `ingest -> model -> normalize -> guards -> replay -> cost -> report -> gate -> cmd`;
-//! `synth` writes runs in the recorded format (the producer side of `ingest`).
+//! `synth` writes runs in the recorded format (the producer side of `ingest`); `output` is
+//! where every command writes (the check against what it reads), used by `report`, `synth`
+//! and `cmd`.
 
 pub mod cmd;
 pub mod config;
@@ -12,6 +14,7 @@ pub mod guards;
 pub mod ingest;
 pub mod model;
 pub mod normalize;
+pub mod output;
 pub mod replay;
 pub mod report;
 pub mod synth;

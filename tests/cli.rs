@@ -350,8 +350,9 @@ fn refuses_to_write_inside_a_recorded_directory() {
         .assert()
         .code(2)
         .stderr(predicate::str::contains(
-            "refusing to write inside the recorded directory",
-        ));
+            "report.txt: refusing to write inside",
+        ))
+        .stderr(predicate::str::contains("which this command reads"));
     let after: Vec<_> = fs::read_dir(run_dir)
         .expect("ls")
         .filter_map(Result::ok)

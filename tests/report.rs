@@ -126,7 +126,7 @@ fn report_refuses_to_write_into_a_recorded_directory() {
         .assert()
         .code(2)
         .stderr(predicates::str::contains(
-            "refusing to write inside the recorded directory",
+            "corpora/healthy-go/.omnius/review: refusing to write inside corpora/healthy-go",
         ));
     assert!(!Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("corpora/healthy-go/.omnius/review")

@@ -3,6 +3,7 @@
 use super::input::Input;
 use super::{output, EXIT_OK};
 use crate::gate::{compare, judge, junit, score, GuardScore, Labels, Regression, Verdict};
+use crate::output::Entry;
 use crate::report::tables::thousands;
 use crate::report::Report;
 use anyhow::{bail, Context, Result};
@@ -68,6 +69,13 @@ pub fn run(args: Args) -> Result<u8> {
     let baseline = args.baseline.as_deref().map(load_report).transpose()?;
     let config = args.input.config()?;
     let projects = args.input.projects()?;
+    let guard = args.input.guard(
+        &projects,
+        &[args.expect.as_deref(), args.baseline.as_deref()],
+    );
+    if let Some(path) = &args.junit {
+        guard.check(path, Entry::Replaced)?;
+    }
     let report = Report::build(&args.input.replay(&projects, &config)?);
     let outcome = Outcome {
         verdicts: labels
@@ -89,14 +97,11 @@ pub fn run(args: Args) -> Result<u8> {
         ..outcome
     };
     if let Some(path) = &args.junit {
-        let mut file = std::io::BufWriter::new(
-            std::fs::File::create(path)
-                .with_context(|| format!("{}: cannot create", path.display()))?,
-        );
+        let mut file = std::io::BufWriter::new(guard.create_file(path)?);
         junit::write(&outcome.verdicts, &outcome.regressions, &mut file)?;
         file.flush()?;
     }
-    let mut out = output(None)?;
+    let mut out = output(None);
     match args.format {
         GateFormat::Json => {
             serde_json::to_writer_pretty(&mut out, &outcome)?;

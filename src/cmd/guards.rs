@@ -15,7 +15,7 @@ pub struct Args {
 }
 
 pub fn run(args: Args) -> Result<u8> {
-    let mut out = output(None)?;
+    let mut out = output(None);
     let entries = registry();
     if args.json {
         let list: Vec<serde_json::Value> = entries

@@ -2,9 +2,10 @@
 //! and strictness; and the one way they are replayed (progress bar, located warnings).
 
 use crate::config::Config;
-use crate::ingest::{discover_as, Policy, ProjectSource};
+use crate::ingest::{discover_as, Policy, Problems, ProjectSource};
+use crate::output::Guard;
 use crate::replay::{replay_all, RunReplay};
-use anyhow::{bail, Context, Result};
+use anyhow::{Context, Result};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use std::collections::BTreeMap;
 use std::io::IsTerminal;
@@ -79,8 +80,25 @@ impl Input {
             .install(|| replay_all(projects, config, self.policy(), &|| bar.inc(1)));
         bar.finish_and_clear();
         let runs = result?;
-        warn_skipped(&runs);
+        warn_skipped(runs.iter().map(|r| &r.problems));
         Ok(runs)
+    }
+
+    /// The guard for this command's outputs: every path it reads (the paths given, each
+    /// project's root and runs, `--config`) and the `files` it reads besides (labels,
+    /// a baseline).
+    pub fn guard(&self, projects: &[ProjectSource], files: &[Option<&Path>]) -> Guard {
+        let given = self.paths.iter().map(PathBuf::as_path);
+        let roots = projects.iter().map(|p| p.root.as_path());
+        let runs = projects
+            .iter()
+            .flat_map(|p| p.runs.iter().map(|r| r.path.as_path()));
+        let files = files
+            .iter()
+            .copied()
+            .chain([self.config.as_deref()])
+            .flatten();
+        Guard::new(given.chain(roots).chain(runs).chain(files))
     }
 }
 
@@ -96,54 +114,12 @@ fn progress_bar(total: u64) -> ProgressBar {
     bar
 }
 
-/// The recorded directories are read-only to hindsight, whatever `--out` says.
-pub fn refuse_inside_inputs(out: &Path, projects: &[ProjectSource]) -> Result<()> {
-    let parent = out
-        .parent()
-        .filter(|p| !p.as_os_str().is_empty())
-        .unwrap_or(Path::new("."));
-    let out_dir = resolve(parent);
-    for input in projects.iter().map(|p| &p.root) {
-        if input.canonicalize().is_ok_and(|i| out_dir.starts_with(i)) {
-            bail!(
-                "{}: refusing to write inside the recorded directory {}",
-                out.display(),
-                input.display()
-            );
-        }
-    }
-    Ok(())
-}
-
-/// `path` made absolute through its nearest existing ancestor, so a folder about to be
-/// created is still located (and refused if it would sit inside a recorded directory).
-fn resolve(path: &Path) -> PathBuf {
-    let mut existing = path;
-    let mut rest = Vec::new();
-    loop {
-        if let Ok(real) = existing.canonicalize() {
-            return rest.iter().rev().fold(real, |p, c| p.join(c));
-        }
-        match (existing.parent(), existing.file_name()) {
-            (Some(parent), Some(name)) => {
-                rest.push(name.to_os_string());
-                existing = if parent.as_os_str().is_empty() {
-                    Path::new(".")
-                } else {
-                    parent
-                };
-            }
-            _ => return path.to_path_buf(),
-        }
-    }
-}
-
 /// One warning per file with skipped records (lenient mode).
-fn warn_skipped(runs: &[RunReplay]) {
+pub fn warn_skipped<'a>(problems: impl IntoIterator<Item = &'a Problems>) {
     let mut by_file: BTreeMap<&str, (u64, String)> = BTreeMap::new();
-    for run in runs {
-        for (path, count) in &run.problems.by_file {
-            let first = run.problems.listed.iter().find(|p| &p.path == path);
+    for problems in problems {
+        for (path, count) in &problems.by_file {
+            let first = problems.listed.iter().find(|p| &p.path == path);
             let first = first.map_or_else(|| "(not listed)".to_string(), ToString::to_string);
             by_file.entry(path.as_str()).or_insert((0, first)).0 += count;
         }

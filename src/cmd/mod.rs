@@ -81,13 +81,11 @@ fn is_broken_pipe(e: &anyhow::Error) -> bool {
     })
 }
 
-/// Writes to `--out FILE` when given, else stdout.
-pub fn output(path: Option<&std::path::Path>) -> anyhow::Result<Box<dyn std::io::Write>> {
-    use anyhow::Context;
-    Ok(match path {
-        Some(p) => Box::new(std::io::BufWriter::new(
-            std::fs::File::create(p).with_context(|| format!("{}: cannot create", p.display()))?,
-        )),
+/// Writes to `file` when given (one made by [`crate::output::Guard::create_file`]), else
+/// to stdout.
+pub fn output(file: Option<std::fs::File>) -> Box<dyn std::io::Write> {
+    match file {
+        Some(f) => Box::new(std::io::BufWriter::new(f)),
         None => Box::new(std::io::BufWriter::new(std::io::stdout().lock())),
-    })
+    }
 }

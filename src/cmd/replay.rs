@@ -1,7 +1,8 @@
 //! `hindsight replay`: replay the guards over recorded runs.
 
-use super::input::{refuse_inside_inputs, Input};
+use super::input::Input;
 use super::{output, EXIT_OK};
+use crate::output::Entry;
 use crate::report::{render, Format, Report};
 use anyhow::{bail, Result};
 use std::io::Write;
@@ -34,12 +35,18 @@ pub fn run(args: Args) -> Result<u8> {
     }
     let config = args.input.config()?;
     let projects = args.input.projects()?;
+    let guard = args.input.guard(&projects, &[]);
     if let Some(out) = &args.out {
-        refuse_inside_inputs(out, &projects)?;
+        guard.check(out, Entry::Replaced)?;
     }
     let runs = args.input.replay(&projects, &config)?;
     let report = Report::build(&runs);
-    let mut out = output(args.out.as_deref())?;
+    let file = args
+        .out
+        .as_deref()
+        .map(|p| guard.create_file(p))
+        .transpose()?;
+    let mut out = output(file);
     render(&report, args.format, &mut out)?;
     out.flush()?;
     Ok(EXIT_OK)

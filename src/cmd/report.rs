@@ -4,11 +4,12 @@
 //! tables as CSV and Parquet, and the JSON report; with `--expect`, a threshold sweep
 //! chart as well.
 
-use super::input::{refuse_inside_inputs, Input};
+use super::input::Input;
 use super::sweep::{parse_params, sweep_points};
 use super::EXIT_OK;
 use crate::gate::sweep::Point;
 use crate::gate::Labels;
+use crate::output::{Entry, Guard};
 use crate::report::charts::{self, ChartData, ChartFile, ChartKind, SweepPoint};
 use crate::report::review::{self, DataFile, Figure, Section};
 use crate::report::{frames, Report};
@@ -42,7 +43,8 @@ pub struct Args {
 pub fn run(args: Args) -> Result<u8> {
     let config = args.input.config()?;
     let projects = args.input.projects()?;
-    refuse_inside_inputs(&args.out_dir.join("report.md"), &projects)?;
+    let guard = args.input.guard(&projects, &[args.expect.as_deref()]);
+    guard.check(&args.out_dir, Entry::Followed)?;
     let runs = args.input.replay(&projects, &config)?;
     let report = Report::build(&runs);
     let sweep = match &args.expect {
@@ -61,7 +63,7 @@ pub fn run(args: Args) -> Result<u8> {
         &picked,
         sweep.map(|p| sweep_chart(&p)),
     );
-    write_folder(&args.out_dir, &report, &data)?;
+    write_folder(&guard, &args.out_dir, &report, &data)?;
     eprintln!("wrote {}", args.out_dir.join("report.html").display());
     Ok(EXIT_OK)
 }
@@ -102,19 +104,17 @@ fn sweep_chart(points: &[Point]) -> Vec<SweepPoint> {
         .collect()
 }
 
-fn create(path: &Path) -> Result<std::io::BufWriter<std::fs::File>> {
-    Ok(std::io::BufWriter::new(
-        std::fs::File::create(path)
-            .with_context(|| format!("{}: cannot create", path.display()))?,
-    ))
-}
-
-fn write_folder(dir: &Path, report: &Report, data: &ChartData) -> Result<()> {
+/// Writes the review into `dir`: the folder itself is the user's (followed if a link), its
+/// `charts/` and `tables/` and every file in them are hindsight's own (links replaced).
+fn write_folder(guard: &Guard, dir: &Path, report: &Report, data: &ChartData) -> Result<()> {
     let chart_dir = dir.join("charts");
     let table_dir = dir.join("tables");
-    for d in [dir, &chart_dir, &table_dir] {
-        std::fs::create_dir_all(d).with_context(|| format!("{}: cannot create", d.display()))?;
-    }
+    guard.create_out_dir(dir)?;
+    guard.create_dir(&chart_dir)?;
+    guard.create_dir(&table_dir)?;
+    let create = |name: &str| -> Result<_> {
+        Ok(std::io::BufWriter::new(guard.create_file(&dir.join(name))?))
+    };
     let charts = charts::write_all(data, &chart_dir).context("drawing charts")?;
     let tables = frames::write_tables(report, &table_dir).context("writing tables")?;
     let figures = figures(&charts)?;
@@ -131,13 +131,13 @@ fn write_folder(dir: &Path, report: &Report, data: &ChartData) -> Result<()> {
             Some(DataFile { label: name, link })
         })
         .collect();
-    let mut json = create(&dir.join("report.json"))?;
+    let mut json = create("report.json")?;
     crate::report::json::render(report, &mut json)?;
     json.flush()?;
-    let mut md = create(&dir.join("report.md"))?;
+    let mut md = create("report.md")?;
     review::markdown(report, &figures, &files, &mut md)?;
     md.flush()?;
-    let mut html = create(&dir.join("report.html"))?;
+    let mut html = create("report.html")?;
     review::html(report, &figures, &files, &mut html)?;
     html.flush()?;
     Ok(())

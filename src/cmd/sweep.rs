@@ -45,7 +45,7 @@ pub fn run(args: Args) -> Result<u8> {
     let params = parse_params(&args.params)?;
     let projects = args.input.projects()?;
     let points = sweep_points(&args.input, &projects, &labels, &params)?;
-    let mut out = output(None)?;
+    let mut out = output(None);
     match args.format {
         SweepFormat::Json => {
             serde_json::to_writer_pretty(&mut out, &points).context("writing JSON")?;

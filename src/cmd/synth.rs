@@ -2,6 +2,7 @@
 //! can reproduce the throughput benchmarks (scripts/bench.sh, docs/PERFORMANCE.md).
 
 use super::EXIT_OK;
+use crate::output::{Entry, Guard};
 use crate::synth::corpus::{write_corpus_with, SynthOptions, MEAN_RUN_BYTES};
 use anyhow::{bail, Result};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
@@ -63,6 +64,8 @@ pub fn run(args: Args) -> Result<u8> {
         seed: args.seed,
         force: args.force,
     };
+    // synth reads nothing, so this refuses only a folder inside a recording (`.omnius`).
+    Guard::default().check(&args.out, Entry::Followed)?;
     let bar = progress_bar((projects * runs_per_project) as u64);
     let summary = write_corpus_with(&opts, &args.out, &mut |s| bar.set_position(s.runs));
     bar.finish_and_clear();

@@ -242,7 +242,7 @@ pub enum TablesError {
 pub fn write_tables(report: &Report, dir: &Path) -> Result<Vec<PathBuf>, TablesError> {
     let mut runs = runs_frame(report).map_err(TablesError::Build)?;
     let mut guards = guards_frame(report).map_err(TablesError::Build)?;
-    std::fs::create_dir_all(dir).map_err(|source| TablesError::Create {
+    crate::output::create_dir(dir).map_err(|source| TablesError::Create {
         path: dir.to_path_buf(),
         source,
     })?;
@@ -254,9 +254,10 @@ pub fn write_tables(report: &Report, dir: &Path) -> Result<Vec<PathBuf>, TablesE
     Ok(vec![runs_csv, guards_csv, runs_parquet, guards_parquet])
 }
 
-/// Creates `path` for writing, with the error [`write_tables`] reports.
+/// Creates `path` as a new file ([`crate::output::create_file`]), with the error
+/// [`write_tables`] reports.
 pub(super) fn create(path: &Path) -> Result<std::fs::File, TablesError> {
-    std::fs::File::create(path).map_err(|source| TablesError::Create {
+    crate::output::create_file(path).map_err(|source| TablesError::Create {
         path: path.to_path_buf(),
         source,
     })

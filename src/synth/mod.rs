@@ -354,7 +354,8 @@ pub fn frame_json(f: &crate::model::Frame) -> Value {
     })
 }
 
-/// Writes a loaded run (from any format) as `<omnius>/runs/<runId>/`.
+/// Writes a loaded run (from any format) as `<omnius>/runs/<runId>/`, each file a new one
+/// ([`crate::output::create_file`]).
 pub fn write_loaded(run: &LoadedRun, omnius: &Path) -> std::io::Result<()> {
     let dir = omnius.join("runs").join(&run.run_id);
     fs::create_dir_all(dir.join("context"))?;
@@ -363,14 +364,14 @@ pub fn write_loaded(run: &LoadedRun, omnius: &Path) -> std::io::Result<()> {
         events.push_str(&event_json(e).to_string());
         events.push('\n');
     }
-    fs::write(dir.join("events.jsonl"), events)?;
+    crate::output::write_file(&dir.join("events.jsonl"), events)?;
     for (i, f) in run.frames.iter().enumerate() {
         let name = format!("frame-{:05}-{i:03}.json", f.turn);
-        fs::write(dir.join("context").join(name), pretty(&frame_json(f)))?;
+        crate::output::write_file(&dir.join("context").join(name), pretty(&frame_json(f)))?;
     }
     if let Some(status) = run.ledger {
-        fs::write(
-            dir.join("completion-ledger.json"),
+        crate::output::write_file(
+            &dir.join("completion-ledger.json"),
             pretty(&json!({"status": status.as_str(), "evidence": []})),
         )?;
     }

@@ -62,3 +62,34 @@ pub fn hindsight() -> Command {
     cmd.current_dir(env!("CARGO_MANIFEST_DIR"));
     cmd
 }
+
+/// One entry of a directory tree as [`tree`] records it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Node {
+    Dir,
+    File(Vec<u8>),
+    Link(std::path::PathBuf),
+}
+
+/// Every entry below `root` (itself included) by its path relative to `root`, links
+/// recorded as links and never followed: compares a recording byte for byte.
+pub fn tree(root: &std::path::Path) -> std::collections::BTreeMap<std::path::PathBuf, Node> {
+    let mut out = std::collections::BTreeMap::new();
+    let mut pending = vec![root.to_path_buf()];
+    while let Some(path) = pending.pop() {
+        let meta = std::fs::symlink_metadata(&path).expect("stat");
+        let node = if meta.file_type().is_symlink() {
+            Node::Link(std::fs::read_link(&path).expect("readlink"))
+        } else if meta.is_dir() {
+            for entry in std::fs::read_dir(&path).expect("ls") {
+                pending.push(entry.expect("entry").path());
+            }
+            Node::Dir
+        } else {
+            Node::File(std::fs::read(&path).expect("read"))
+        };
+        let rel = path.strip_prefix(root).expect("under root").to_path_buf();
+        out.insert(rel, node);
+    }
+    out
+}

@@ -155,8 +155,13 @@ impl ChartSpec<'_> {
         Ok(text)
     }
 
-    /// Draws the chart as a PNG file of [`SIZE`] pixels.
+    /// Draws the chart as a PNG file of [`SIZE`] pixels, a new file at `path` (whatever
+    /// file or link was there is removed first, [`crate::output::clear`]).
     pub fn write_png(&self, path: &Path) -> Result<(), ChartError> {
+        crate::output::clear(path).map_err(|source| ChartError::Io {
+            path: path.to_path_buf(),
+            source,
+        })?;
         let root = BitMapBackend::new(path, SIZE).into_drawing_area();
         self.draw(&root)?;
         root.present().map_err(|e| ChartError::Png {
@@ -267,7 +272,7 @@ pub fn svg_string(spec: &ChartSpec<'_>) -> Result<String, ChartError> {
 /// Writes every chart of `data` as `<stem>.svg` and `<stem>.png` into `dir` (created if
 /// missing) and lists them in the order of [`charts`].
 pub fn write_all(data: &ChartData, dir: &Path) -> Result<Vec<ChartFile>, ChartError> {
-    std::fs::create_dir_all(dir).map_err(|source| ChartError::Io {
+    crate::output::create_dir(dir).map_err(|source| ChartError::Io {
         path: dir.to_path_buf(),
         source,
     })?;
@@ -276,7 +281,7 @@ pub fn write_all(data: &ChartData, dir: &Path) -> Result<Vec<ChartFile>, ChartEr
         let svg_path = dir.join(format!("{}.svg", spec.stem));
         let png_path = dir.join(format!("{}.png", spec.stem));
         let svg = spec.svg()?;
-        std::fs::write(&svg_path, svg).map_err(|source| ChartError::Io {
+        crate::output::write_file(&svg_path, svg).map_err(|source| ChartError::Io {
             path: svg_path.clone(),
             source,
         })?;
