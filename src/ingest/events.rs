@@ -184,8 +184,8 @@ fn parse_kind(type_name: &str, obj: &Object<'_>) -> Result<EventKind, FieldError
             verification: opt_bool(obj, "verification")?,
         }),
         "model_usage" => EventKind::ModelUsage {
-            prompt_tokens: req_count(obj, "promptTokens")?,
-            completion_tokens: req_count(obj, "completionTokens")?,
+            prompt_tokens: req_tokens(obj, "promptTokens")?,
+            completion_tokens: req_tokens(obj, "completionTokens")?,
         },
         "directive" => EventKind::Directive(Directive {
             source: req_str(obj, "source")?.to_string(),
@@ -199,8 +199,8 @@ fn parse_kind(type_name: &str, obj: &Object<'_>) -> Result<EventKind, FieldError
             family: opt_string(obj, "family")?,
         },
         "compaction" => EventKind::Compaction {
-            before_tokens: req_count(obj, "beforeTokens")?,
-            after_tokens: req_count(obj, "afterTokens")?,
+            before_tokens: req_tokens(obj, "beforeTokens")?,
+            after_tokens: req_tokens(obj, "afterTokens")?,
         },
         "todo_write" => EventKind::TodoWrite {
             todos: parse_todos(req_array(obj, "todos")?)?,

@@ -71,7 +71,7 @@ fn frame_from(obj: &Object<'_>, path: &str) -> Result<Frame, FieldError> {
     Ok(Frame {
         turn,
         agent: opt_str(obj, "agent")?.unwrap_or("main").to_string(),
-        estimated_tokens: opt_count(obj, "estimatedTokens")?,
+        estimated_tokens: opt_tokens(obj, "estimatedTokens")?,
         system_prompt_chars: opt_count(obj, "systemPromptChars")?,
         messages,
         signal_to_noise,

@@ -4,6 +4,7 @@
 //! or of the wrong type, so a bad record is reported as `file:line: field `x`: ...`.
 
 use super::error::{FieldError, ProblemKind};
+use crate::model::MAX_TOKENS;
 use simd_json::prelude::*;
 use simd_json::BorrowedValue;
 
@@ -76,6 +77,29 @@ pub fn req_count(obj: &Object<'_>, key: &str) -> Result<u64, FieldError> {
 
 pub fn opt_count(obj: &Object<'_>, key: &str) -> Result<Option<u64>, FieldError> {
     present(obj, key).map(|v| as_count(v, key)).transpose()
+}
+
+/// `n` as the token count of `field`: above [`MAX_TOKENS`] it is a problem.
+pub fn token_count(n: u64, field: &str) -> Result<u64, FieldError> {
+    if n > MAX_TOKENS {
+        return Err(FieldError::new(
+            field,
+            ProblemKind::BadValue(format!("{n} is not a token count (above 2^53 - 1)")),
+        ));
+    }
+    Ok(n)
+}
+
+/// A required token count.
+pub fn req_tokens(obj: &Object<'_>, key: &str) -> Result<u64, FieldError> {
+    token_count(req_count(obj, key)?, key)
+}
+
+/// An optional token count.
+pub fn opt_tokens(obj: &Object<'_>, key: &str) -> Result<Option<u64>, FieldError> {
+    opt_count(obj, key)?
+        .map(|n| token_count(n, key))
+        .transpose()
 }
 
 /// An integer that must fit the 32-bit counters the model uses (turns, sessions).

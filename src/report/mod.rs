@@ -17,7 +17,7 @@ pub mod tables;
 
 use crate::cost::{cost, RunCost};
 use crate::guards::{registry, Effect};
-use crate::model::LedgerStatus;
+use crate::model::{sum_tokens, LedgerStatus};
 use crate::replay::RunReplay;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -208,7 +208,10 @@ fn summarize(runs: &[RunReport]) -> Summary {
                     .iter()
                     .map(|r| r.firings.iter().filter(|f| f.guard == id).count())
                     .sum(),
-                tokens_saved: runs.iter().filter_map(|r| r.savings.by_guard.get(id)).sum(),
+                tokens_saved: sum_tokens(
+                    runs.iter()
+                        .filter_map(|r| r.savings.by_guard.get(id).copied()),
+                ),
             }
         })
         .collect();
@@ -216,8 +219,8 @@ fn summarize(runs: &[RunReport]) -> Summary {
         projects: projects.len(),
         runs: runs.len(),
         turns: runs.iter().map(|r| r.turns).sum(),
-        tokens_total: runs.iter().map(|r| r.tokens_total).sum(),
-        tokens_saved_combined: runs.iter().map(|r| r.savings.combined).sum(),
+        tokens_total: sum_tokens(runs.iter().map(|r| r.tokens_total)),
+        tokens_saved_combined: sum_tokens(runs.iter().map(|r| r.savings.combined)),
         skipped_records: runs.iter().map(|r| r.input.skipped).sum(),
         guards,
     }

@@ -214,7 +214,16 @@ pub fn import(path: &Path, policy: Policy) -> Result<LoadedRun, ParseError> {
         .collect();
 
     let history = usage::history_of(doc.get("history"));
-    let usage = usage::usage(doc.get("info"), &calls, &history);
+    let info = doc.get("info");
+    let mut total = |key: &str| match usage::total(info, key) {
+        Ok(n) => Ok(n),
+        Err(e) => b
+            .problems
+            .record(policy, problem(Some(&e.field), e.kind))
+            .map(|()| None),
+    };
+    let totals = (total("tokens_sent")?, total("tokens_received")?);
+    let usage = usage::usage(totals, &calls, &history);
     b.session_start(steps.iter().find_map(|s| action::state(s).1));
     let first_reply = history
         .iter()
