@@ -29,6 +29,9 @@ pub enum ProblemKind {
     },
     #[error("{0}")]
     BadValue(String),
+    /// A JSON object naming the same member twice: which one was meant is unknown.
+    #[error("duplicate key (the object names it twice)")]
+    DuplicateKey,
 }
 
 /// One problem found in the input, with where it was found.

@@ -94,20 +94,13 @@ impl LineError {
 impl From<FieldError> for LineError {
     fn from(e: FieldError) -> Self {
         Self {
-            field: Some(e.field),
+            field: (!e.field.is_empty()).then_some(e.field),
             kind: e.kind,
         }
     }
 }
 
-/// Maps a simd-json failure to a problem kind (invalid UTF-8 is its own kind).
-pub fn json_problem(e: &simd_json::Error) -> ProblemKind {
-    if matches!(e.error(), simd_json::ErrorType::InvalidUtf8) {
-        ProblemKind::InvalidUtf8
-    } else {
-        ProblemKind::InvalidJson(e.to_string())
-    }
-}
+pub use super::json::json_problem;
 
 fn parse_line(
     bytes: &mut [u8],
@@ -115,11 +108,7 @@ fn parse_line(
     buffers: &mut simd_json::Buffers,
     stats: &mut IngestStats,
 ) -> Result<Event, LineError> {
-    let value =
-        simd_json::to_borrowed_value_with_buffers(bytes, buffers).map_err(|e| LineError {
-            field: None,
-            kind: json_problem(&e),
-        })?;
+    let value = parse_unique(bytes, buffers)?;
     let obj = value.as_object().ok_or(LineError {
         field: None,
         kind: ProblemKind::NotAnObject,

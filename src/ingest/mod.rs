@@ -10,6 +10,7 @@ pub mod events;
 pub mod formats;
 pub mod frames;
 pub mod json;
+pub mod unique;
 
 use crate::model::{Event, Frame, LedgerFamily, LedgerStatus};
 pub use discover::{discover, discover_as, display, ProjectSource, RunSource};

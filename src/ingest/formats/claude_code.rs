@@ -27,7 +27,7 @@
 
 use crate::ingest::error::{ParseError, Policy, ProblemKind};
 use crate::ingest::formats::builder::{ErrorTable, ToolTable};
-use crate::ingest::{display, LoadedRun};
+use crate::ingest::{display, unique, LoadedRun};
 use serde_json::Value;
 use std::io::BufRead;
 use std::path::Path;
@@ -162,10 +162,14 @@ fn parse(line: &[u8], terminated: bool) -> Result<Value, Bad> {
     let Ok(text) = std::str::from_utf8(line) else {
         return fail(ProblemKind::InvalidUtf8);
     };
-    match serde_json::from_str::<Value>(text) {
+    match unique::from_slice(text.as_bytes()) {
         Ok(v) if v.is_object() => Ok(v),
         Ok(_) => fail(ProblemKind::NotAnObject),
+        Err(unique::Error::Duplicate(path)) => Err(Bad {
+            field: Some(path),
+            kind: ProblemKind::DuplicateKey,
+        }),
         Err(_) if !terminated => fail(ProblemKind::Truncated),
-        Err(e) => fail(ProblemKind::InvalidJson(e.to_string())),
+        Err(unique::Error::Json(e)) => fail(ProblemKind::InvalidJson(e.to_string())),
     }
 }

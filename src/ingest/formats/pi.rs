@@ -25,7 +25,7 @@
 
 use super::builder::{Builder, ErrorTable, ToolTable};
 use crate::ingest::error::{FieldError, ParseError, Policy, ProblemKind};
-use crate::ingest::events::json_problem;
+use crate::ingest::json::parse_unique;
 use crate::ingest::LoadedRun;
 use session::Session;
 use std::io::BufRead;
@@ -120,11 +120,11 @@ pub fn import(path: &Path, policy: Policy) -> Result<LoadedRun, ParseError> {
         if buf.iter().all(u8::is_ascii_whitespace) {
             continue;
         }
-        let outcome = match simd_json::to_borrowed_value_with_buffers(&mut buf, &mut buffers) {
-            Err(e) if !terminated && !matches!(json_problem(&e), ProblemKind::InvalidUtf8) => {
+        let outcome = match parse_unique(&mut buf, &mut buffers) {
+            Err(e) if !terminated && matches!(e.kind, ProblemKind::InvalidJson(_)) => {
                 Err(FieldError::new("", ProblemKind::Truncated))
             }
-            Err(e) => Err(FieldError::new("", json_problem(&e))),
+            Err(e) => Err(e),
             Ok(value) => run.entry(&value),
         };
         if let Err(e) = outcome {

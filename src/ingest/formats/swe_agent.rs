@@ -51,7 +51,7 @@ mod usage;
 use super::builder::{canonical_tool, error_class, Builder, ErrorTable, ToolTable};
 use super::read_document;
 use crate::ingest::error::{ParseError, Policy, ProblemKind};
-use crate::ingest::LoadedRun;
+use crate::ingest::{unique, LoadedRun};
 use serde_json::{Map, Value};
 use std::path::Path;
 
@@ -156,15 +156,12 @@ pub fn import(path: &Path, policy: Policy) -> Result<LoadedRun, ParseError> {
         field: field.map(str::to_string),
         kind,
     };
-    let doc: Value = match serde_json::from_slice(&bytes) {
+    let doc: Value = match unique::from_slice(&bytes) {
         Ok(doc) => doc,
         Err(e) => {
-            let kind = if e.is_eof() {
-                ProblemKind::Truncated
-            } else {
-                ProblemKind::InvalidJson(e.to_string())
-            };
-            b.problems.record(policy, problem(None, kind))?;
+            let e = e.into_field_error(true);
+            let field = (!e.field.is_empty()).then_some(e.field.as_str());
+            b.problems.record(policy, problem(field, e.kind))?;
             return Ok(b.finish());
         }
     };
