@@ -86,7 +86,7 @@ pub fn replay_project(
 ) -> Result<Vec<RunReplay>, ReplayError> {
     let mut problems = Problems::default();
     let ledger = if project.format == ingest::InputFormat::Omnius {
-        ingest::load_convergence_ledger(&project.root, policy, &mut problems)?
+        ingest::load_convergence_ledger(&project.root, policy, &project.limits, &mut problems)?
     } else {
         Vec::new()
     };

@@ -2,7 +2,7 @@
 //! and strictness; and the one way they are replayed (progress bar, located warnings).
 
 use crate::config::Config;
-use crate::ingest::{discover_as, Policy, ProjectSource};
+use crate::ingest::{discover_with, Limits, Policy, ProjectSource};
 use crate::replay::{replay_all, RunReplay};
 use anyhow::{bail, Context, Result};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
@@ -30,6 +30,14 @@ pub struct Input {
     /// Read every candidate file as this format instead of recognising each by structure.
     #[arg(long, value_enum)]
     pub input_format: Option<crate::ingest::InputFormat>,
+    /// Longest line of a JSONL file read, in MiB; a longer line is a located problem.
+    #[arg(long, value_name = "MIB", default_value_t = Limits::DEFAULT_LINE_MIB,
+          value_parser = clap::value_parser!(u64).range(1..=4095))]
+    pub max_line_mib: u64,
+    /// Largest file read as one JSON document (a frame, a ledger, a trajectory), in MiB.
+    #[arg(long, value_name = "MIB", default_value_t = Limits::DEFAULT_DOCUMENT_MIB,
+          value_parser = clap::value_parser!(u64).range(1..=4095))]
+    pub max_document_mib: u64,
 }
 
 impl Input {
@@ -46,7 +54,16 @@ impl Input {
     }
 
     pub fn projects(&self) -> Result<Vec<ProjectSource>> {
-        Ok(discover_as(&self.paths, self.input_format)?)
+        Ok(discover_with(
+            &self.paths,
+            self.input_format,
+            self.limits(),
+        )?)
+    }
+
+    /// The size caps from `--max-line-mib` and `--max-document-mib`.
+    pub fn limits(&self) -> Limits {
+        Limits::from_mib(self.max_line_mib, self.max_document_mib)
     }
 
     pub fn policy(&self) -> Policy {

@@ -6,7 +6,9 @@
 //! ([`super::formats::detect`]): session logs group by directory (a Claude Code project
 //! folder), ordered by their first timestamp; trajectory files are a project each.
 
+use super::files::{open_regular, Limits};
 use super::formats::{detect, InputFormat};
+use super::lines::LineReader;
 use glob::Pattern;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -22,6 +24,8 @@ pub struct ProjectSource {
     pub root: PathBuf,
     pub format: InputFormat,
     pub runs: Vec<RunSource>,
+    /// The size caps its files are read with.
+    pub limits: Limits,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -30,6 +34,8 @@ pub struct RunSource {
     /// The run's directory (`.omnius`) or file (other formats).
     pub path: PathBuf,
     pub format: InputFormat,
+    /// The size caps its files are read with.
+    pub limits: Limits,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -51,15 +57,24 @@ pub fn discover_as(
     paths: &[PathBuf],
     forced: Option<InputFormat>,
 ) -> Result<Vec<ProjectSource>, DiscoverError> {
-    let mut projects = omnius_projects(paths)?;
+    discover_with(paths, forced, Limits::default())
+}
+
+/// As [`discover_as`], the runs to be read with the size caps `limits`.
+pub fn discover_with(
+    paths: &[PathBuf],
+    forced: Option<InputFormat>,
+    limits: Limits,
+) -> Result<Vec<ProjectSource>, DiscoverError> {
+    let mut projects = omnius_projects(paths, limits)?;
     if forced != Some(InputFormat::Omnius) {
-        projects.extend(file_projects(paths, forced)?);
+        projects.extend(file_projects(paths, forced, limits)?);
     }
     projects.sort_by(|a, b| a.name.cmp(&b.name));
     Ok(projects)
 }
 
-fn omnius_projects(paths: &[PathBuf]) -> Result<Vec<ProjectSource>, DiscoverError> {
+fn omnius_projects(paths: &[PathBuf], limits: Limits) -> Result<Vec<ProjectSource>, DiscoverError> {
     let mut found: Vec<(PathBuf, String)> = Vec::new();
     for path in paths {
         if !path.exists() {
@@ -78,12 +93,13 @@ fn omnius_projects(paths: &[PathBuf]) -> Result<Vec<ProjectSource>, DiscoverErro
         if !seen.insert(key) {
             continue;
         }
-        let runs = runs_of(&omnius)?;
+        let runs = runs_of(&omnius, limits)?;
         projects.push(ProjectSource {
             name,
             root: omnius,
             format: InputFormat::Omnius,
             runs,
+            limits,
         });
     }
     Ok(projects)
@@ -121,6 +137,7 @@ fn candidate_files(path: &Path, out: &mut Vec<PathBuf>) {
 fn file_projects(
     paths: &[PathBuf],
     forced: Option<InputFormat>,
+    limits: Limits,
 ) -> Result<Vec<ProjectSource>, DiscoverError> {
     let mut files = Vec::new();
     for path in paths {
@@ -140,10 +157,11 @@ fn file_projects(
             run_id: stem.clone(),
             path: file.clone(),
             format,
+            limits,
         };
         let folder = file.parent().unwrap_or(Path::new(".")).to_path_buf();
         if format.is_session_log() {
-            let order = first_timestamp(&file).unwrap_or_default();
+            let order = first_timestamp(&file, &limits).unwrap_or_default();
             sessions
                 .entry((folder, format))
                 .or_default()
@@ -154,6 +172,7 @@ fn file_projects(
                 root: folder,
                 format,
                 runs: vec![run],
+                limits,
             });
         }
     }
@@ -165,6 +184,7 @@ fn file_projects(
             root: folder,
             format,
             runs: runs.into_iter().map(|(_, r)| r).collect(),
+            limits,
         });
     }
     Ok(projects)
@@ -183,20 +203,21 @@ fn run_stem(file: &Path) -> String {
     stem.to_string()
 }
 
-/// The first `"timestamp"` string in a session log's first lines, for ordering sessions.
-fn first_timestamp(file: &Path) -> Option<String> {
-    use std::io::BufRead;
-    let reader = std::io::BufReader::new(std::fs::File::open(file).ok()?);
-    reader
-        .lines()
-        .take(16)
-        .map_while(Result::ok)
-        .find_map(|line| {
-            let v: serde_json::Value = serde_json::from_str(&line).ok()?;
-            v.get("timestamp")
-                .and_then(|t| t.as_str())
-                .map(str::to_string)
-        })
+/// The first `"timestamp"` string in a session log's first 16 lines, for ordering
+/// sessions (lines over the cap are passed over).
+fn first_timestamp(file: &Path, limits: &Limits) -> Option<String> {
+    let (file, _) = open_regular(file, "").ok()?;
+    let mut lines = LineReader::new(std::io::BufReader::new(file), limits.max_line);
+    for _ in 0..16 {
+        let line = lines.next_line()?.ok()?;
+        let Ok(v) = serde_json::from_slice::<serde_json::Value>(line.bytes) else {
+            continue;
+        };
+        if let Some(t) = v.get("timestamp").and_then(|t| t.as_str()) {
+            return Some(t.to_string());
+        }
+    }
+    None
 }
 
 /// `path` itself if it is a `.omnius` directory, else every `.omnius` directory below it.
@@ -220,7 +241,7 @@ fn omnius_dirs(path: &Path) -> Result<Vec<PathBuf>, DiscoverError> {
 }
 
 /// The run directories of a project, oldest session first.
-fn runs_of(omnius: &Path) -> Result<Vec<RunSource>, DiscoverError> {
+fn runs_of(omnius: &Path, limits: Limits) -> Result<Vec<RunSource>, DiscoverError> {
     let runs_dir = omnius.join("runs");
     if !runs_dir.is_dir() {
         return Ok(Vec::new());
@@ -236,6 +257,7 @@ fn runs_of(omnius: &Path) -> Result<Vec<RunSource>, DiscoverError> {
             run_id: e.file_name().to_string_lossy().into_owned(),
             path: e.path(),
             format: InputFormat::Omnius,
+            limits,
         })
         .collect();
     runs.sort_by_key(|r| session_order(&r.run_id));

@@ -32,7 +32,7 @@ mod reader;
 use super::builder::{ErrorTable, ToolTable};
 use super::read_document;
 use crate::ingest::error::{ParseError, Policy, ProblemKind};
-use crate::ingest::{unique, LoadedRun};
+use crate::ingest::{unique, Limits, LoadedRun};
 use reader::Reader;
 use serde_json::Value;
 use std::path::Path;
@@ -102,8 +102,8 @@ pub fn sniff(head: &str) -> bool {
     }
 }
 
-pub fn import(path: &Path, policy: Policy) -> Result<LoadedRun, ParseError> {
-    let (shown, bytes) = read_document(path)?;
+pub fn import(path: &Path, policy: Policy, limits: &Limits) -> Result<LoadedRun, ParseError> {
+    let (shown, bytes) = read_document(path, limits)?;
     let mut reader = Reader::new(shown, policy);
     reader.b.stats.bytes = bytes.len() as u64;
     let doc: Value = match unique::from_slice(&bytes) {

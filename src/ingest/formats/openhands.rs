@@ -46,7 +46,7 @@ mod scan;
 use crate::ingest::error::{FieldError, ParseError, Policy, ProblemKind};
 use crate::ingest::formats::builder::{ErrorTable, ToolTable};
 use crate::ingest::formats::read_document;
-use crate::ingest::{unique, LoadedRun};
+use crate::ingest::{unique, Limits, LoadedRun};
 use history::Import;
 use serde_json::Value;
 use std::path::Path;
@@ -83,8 +83,8 @@ pub fn sniff(head: &str) -> bool {
     scan::is_history(head.trim_start())
 }
 
-pub fn import(path: &Path, policy: Policy) -> Result<LoadedRun, ParseError> {
-    let (shown, bytes) = read_document(path)?;
+pub fn import(path: &Path, policy: Policy, limits: &Limits) -> Result<LoadedRun, ParseError> {
+    let (shown, bytes) = read_document(path, limits)?;
     let mut run = Import::new(&shown, policy);
     run.b.stats.bytes = bytes.len() as u64;
     if bytes.iter().all(u8::is_ascii_whitespace) {

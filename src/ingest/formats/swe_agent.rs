@@ -51,7 +51,7 @@ mod usage;
 use super::builder::{canonical_tool, error_class, Builder, ErrorTable, ToolTable};
 use super::read_document;
 use crate::ingest::error::{ParseError, Policy, ProblemKind};
-use crate::ingest::{unique, LoadedRun};
+use crate::ingest::{unique, Limits, LoadedRun};
 use serde_json::{Map, Value};
 use std::path::Path;
 
@@ -146,8 +146,8 @@ const STEP_KEYS: [&str; 8] = [
     "extra_info",
 ];
 
-pub fn import(path: &Path, policy: Policy) -> Result<LoadedRun, ParseError> {
-    let (shown, bytes) = read_document(path)?;
+pub fn import(path: &Path, policy: Policy, limits: &Limits) -> Result<LoadedRun, ParseError> {
+    let (shown, bytes) = read_document(path, limits)?;
     let mut b = Builder::new(&shown);
     b.stats.bytes = bytes.len() as u64;
     let problem = |field: Option<&str>, kind| ParseError {
