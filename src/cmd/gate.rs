@@ -68,7 +68,8 @@ pub fn run(args: Args) -> Result<u8> {
     let baseline = args.baseline.as_deref().map(load_report).transpose()?;
     let config = args.input.config()?;
     let projects = args.input.projects()?;
-    let report = Report::build(&args.input.replay(&projects, &config)?);
+    let report =
+        Report::build(&args.input.replay(&projects, &config)?).with_unread(&projects.unread);
     let outcome = Outcome {
         verdicts: labels
             .as_ref()

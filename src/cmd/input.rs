@@ -2,7 +2,7 @@
 //! and strictness; and the one way they are replayed (progress bar, located warnings).
 
 use crate::config::Config;
-use crate::ingest::{discover_with, Limits, Policy, ProjectSource};
+use crate::ingest::{discover_with, Limits, Policy, Problems, ProjectSource};
 use crate::replay::{replay_all, RunReplay};
 use anyhow::{bail, Context, Result};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
@@ -40,6 +40,31 @@ pub struct Input {
     pub max_document_mib: u64,
 }
 
+/// The projects found under the paths given, and the paths that could not be read (each
+/// warned about once; under `--strict` the first one is the error instead).
+#[derive(Debug, Clone, Default)]
+pub struct Inputs {
+    pub projects: Vec<ProjectSource>,
+    pub unread: Problems,
+}
+
+impl std::ops::Deref for Inputs {
+    type Target = [ProjectSource];
+
+    fn deref(&self) -> &[ProjectSource] {
+        &self.projects
+    }
+}
+
+impl<'a> IntoIterator for &'a Inputs {
+    type Item = &'a ProjectSource;
+    type IntoIter = std::slice::Iter<'a, ProjectSource>;
+
+    fn into_iter(self) -> Self::IntoIter {
+        self.projects.iter()
+    }
+}
+
 impl Input {
     /// The settings from `--config`, then each `--set` in order.
     pub fn config(&self) -> Result<Config> {
@@ -53,12 +78,19 @@ impl Input {
         Ok(config)
     }
 
-    pub fn projects(&self) -> Result<Vec<ProjectSource>> {
-        Ok(discover_with(
-            &self.paths,
-            self.input_format,
-            self.limits(),
-        )?)
+    /// The projects under `paths`. A path that cannot be read is warned about and listed
+    /// (lenient) or is the error (`--strict`).
+    pub fn projects(&self) -> Result<Inputs> {
+        let found = discover_with(&self.paths, self.input_format, self.limits())?;
+        let mut unread = Problems::default();
+        for problem in found.problems {
+            unread.record(self.policy(), problem)?;
+        }
+        warn_unread(&unread);
+        Ok(Inputs {
+            projects: found.projects,
+            unread,
+        })
     }
 
     /// The size caps from `--max-line-mib` and `--max-document-mib`.
@@ -162,5 +194,16 @@ fn warn_skipped(runs: &[RunReplay]) {
     }
     for (path, (count, first)) in by_file {
         eprintln!("warning: {path}: {count} bad record(s) skipped; first: {first}");
+    }
+}
+
+/// One warning per path skipped before any run was read (lenient mode).
+fn warn_unread(unread: &Problems) {
+    for problem in &unread.listed {
+        eprintln!("warning: skipped {problem}");
+    }
+    let more = unread.count - unread.listed.len() as u64;
+    if more > 0 {
+        eprintln!("warning: {more} more path(s) skipped");
     }
 }

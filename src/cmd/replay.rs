@@ -38,7 +38,7 @@ pub fn run(args: Args) -> Result<u8> {
         refuse_inside_inputs(out, &projects)?;
     }
     let runs = args.input.replay(&projects, &config)?;
-    let report = Report::build(&runs);
+    let report = Report::build(&runs).with_unread(&projects.unread);
     let mut out = output(args.out.as_deref())?;
     render(&report, args.format, &mut out)?;
     out.flush()?;

@@ -44,7 +44,7 @@ pub fn run(args: Args) -> Result<u8> {
     let projects = args.input.projects()?;
     refuse_inside_inputs(&args.out_dir.join("report.md"), &projects)?;
     let runs = args.input.replay(&projects, &config)?;
-    let report = Report::build(&runs);
+    let report = Report::build(&runs).with_unread(&projects.unread);
     let sweep = match &args.expect {
         Some(path) => {
             let labels = Labels::load(path)?;

@@ -33,6 +33,9 @@ pub enum ProblemKind {
     /// where a file is read): never opened, so it can never block the read.
     #[error("not a regular file ({0}): not opened")]
     NotAFile(&'static str),
+    /// A path read as a directory that is something else.
+    #[error("not a directory ({0})")]
+    NotADirectory(&'static str),
     /// A line longer than the line cap: skipped without being held in memory whole.
     #[error("line longer than the {0} MiB cap (--max-line-mib): skipped")]
     LineTooLong(u64),

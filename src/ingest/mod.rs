@@ -13,9 +13,12 @@ pub mod frames;
 pub mod json;
 pub mod lines;
 pub mod unique;
+mod walk;
 
 use crate::model::{Event, Frame, LedgerFamily, LedgerStatus};
-pub use discover::{discover, discover_as, discover_with, display, ProjectSource, RunSource};
+pub use discover::{
+    discover, discover_as, discover_with, display, Discovery, ProjectSource, RunSource,
+};
 pub use error::{ParseError, Policy, ProblemKind, Problems};
 pub use events::IngestStats;
 pub use files::Limits;

@@ -14,7 +14,7 @@ pub mod pi;
 pub mod swe_agent;
 
 use super::error::{ParseError, Policy, ProblemKind};
-use super::files::{self, open_regular, Limits, BOM};
+use super::files::{self, open_regular, problem, Limits, BOM};
 use super::lines::LineReader;
 use super::LoadedRun;
 use std::io::{BufRead, BufReader, Read};
@@ -60,14 +60,23 @@ impl InputFormat {
 const SNIFF_BYTES: usize = 64 * 1024;
 
 /// The format of `path`, judged by the structure of its first records; `None` for files
-/// that are no recorded run (labels, reports, anything else) and for files that are no
-/// regular file (never opened) or cannot be read.
+/// that are no recorded run (labels, reports, anything else) and for files that cannot be
+/// read ([`detect_file`] says why).
 pub fn detect(path: &Path) -> Option<InputFormat> {
-    let (file, _) = open_regular(path, &super::display(path)).ok()?;
+    detect_file(path).ok().flatten()
+}
+
+/// As [`detect`], with a problem for a file that cannot be read: not a regular file, or
+/// unreadable.
+pub fn detect_file(path: &Path) -> Result<Option<InputFormat>, ParseError> {
+    let shown = super::display(path);
+    let (file, _) = open_regular(path, &shown)?;
     let mut head = Vec::with_capacity(SNIFF_BYTES);
-    file.take(SNIFF_BYTES as u64).read_to_end(&mut head).ok()?;
+    file.take(SNIFF_BYTES as u64)
+        .read_to_end(&mut head)
+        .map_err(|e| problem(&shown, ProblemKind::Io(e.to_string())))?;
     let text = String::from_utf8_lossy(head.strip_prefix(BOM).unwrap_or(&head));
-    judge(text.trim_start())
+    Ok(judge(text.trim_start()))
 }
 
 /// A format judged from the head of a file (possibly cut mid-line or mid-document).
