@@ -133,7 +133,7 @@ fn file_projects(
     for file in files {
         let format = match forced {
             Some(format) => format,
-            None => match detect_file(&file) {
+            None => match detect_file(&file, &limits) {
                 Ok(Some(format)) => format,
                 Ok(None) => continue,
                 Err(e) => {

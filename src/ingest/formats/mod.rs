@@ -63,20 +63,34 @@ const SNIFF_BYTES: usize = 64 * 1024;
 /// that are no recorded run (labels, reports, anything else) and for files that cannot be
 /// read ([`detect_file`] says why).
 pub fn detect(path: &Path) -> Option<InputFormat> {
-    detect_file(path).ok().flatten()
+    detect_file(path, &Limits::default()).ok().flatten()
 }
 
-/// As [`detect`], with a problem for a file that cannot be read: not a regular file, or
-/// unreadable.
-pub fn detect_file(path: &Path) -> Result<Option<InputFormat>, ParseError> {
+/// As [`detect`], with a problem for a file that cannot be read or judged: not a regular
+/// file, unreadable, or a JSONL file whose first lines are longer than the line cap.
+pub fn detect_file(path: &Path, limits: &Limits) -> Result<Option<InputFormat>, ParseError> {
     let shown = super::display(path);
-    let (file, _) = open_regular(path, &shown)?;
+    let (file, len) = open_regular(path, &shown)?;
+    let mut reader = BufReader::new(file);
     let mut head = Vec::with_capacity(SNIFF_BYTES);
-    file.take(SNIFF_BYTES as u64)
+    (&mut reader)
+        .take(SNIFF_BYTES as u64)
         .read_to_end(&mut head)
         .map_err(|e| problem(&shown, ProblemKind::Io(e.to_string())))?;
     let text = String::from_utf8_lossy(head.strip_prefix(BOM).unwrap_or(&head));
-    Ok(judge(text.trim_start()))
+    let first = text.trim_start();
+    if let Some(format) = judge(first) {
+        return Ok(Some(format));
+    }
+    // The head holds no whole line to judge a session log by (a first prompt over 64 KiB):
+    // read its first lines whole, up to the line cap.
+    let cut = (head.len() as u64) < len && !first.contains('\n');
+    if !(cut && first.starts_with('{')) {
+        return Ok(None);
+    }
+    drop(reader);
+    let (file, _) = open_regular(path, &shown)?;
+    session_by_whole_lines(BufReader::new(file), &shown, limits)
 }
 
 /// A format judged from the head of a file (possibly cut mid-line or mid-document).
@@ -116,6 +130,51 @@ fn session_format(lines: &[serde_json::Value]) -> Option<InputFormat> {
         Some(InputFormat::Pi)
     } else {
         None
+    }
+}
+
+/// Judges a session log by its first 8 non-blank lines read whole, reading no more than
+/// the line cap in all. A line over the cap that leaves the file unjudged is a problem: the
+/// file may be a session whose format cannot be recognised, so it is not passed over
+/// in silence.
+fn session_by_whole_lines(
+    reader: impl BufRead,
+    shown: &str,
+    limits: &Limits,
+) -> Result<Option<InputFormat>, ParseError> {
+    let mut lines = LineReader::new(reader, limits.max_line);
+    let (mut judged, mut budget, mut too_long) = (0, limits.max_line, None);
+    while let Some(line) = lines.next_line() {
+        let line = line.map_err(|e| problem(shown, ProblemKind::Io(e.to_string())))?;
+        if line.too_long {
+            too_long = too_long.or(Some(line.number));
+            break;
+        }
+        if line.bytes.iter().all(u8::is_ascii_whitespace) {
+            continue;
+        }
+        let parsed = serde_json::from_slice::<serde_json::Value>(line.bytes).ok();
+        if let Some(format) = parsed.and_then(|v| session_format(&[v])) {
+            return Ok(Some(format));
+        }
+        judged += 1;
+        budget = budget.saturating_sub(line.raw_len);
+        if judged == 8 || budget == 0 {
+            break;
+        }
+    }
+    match too_long {
+        Some(number) => Err(ParseError {
+            path: shown.to_string(),
+            line: Some(number),
+            field: None,
+            kind: ProblemKind::BadValue(format!(
+                "longer than the {} MiB line cap (--max-line-mib), so the file's format \
+                 cannot be recognised; --input-format reads it without recognising it",
+                limits.line_mib()
+            )),
+        }),
+        None => Ok(None),
     }
 }
 
