@@ -183,7 +183,7 @@ fn resolve(path: &Path) -> PathBuf {
 }
 
 /// One warning per file with skipped records (lenient mode).
-fn warn_skipped(runs: &[RunReplay]) {
+pub(crate) fn warn_skipped(runs: &[RunReplay]) {
     let mut by_file: BTreeMap<&str, (u64, String)> = BTreeMap::new();
     for run in runs {
         for (path, count) in &run.problems.by_file {

@@ -1,11 +1,11 @@
 //! `hindsight sweep`: replay a labeled corpus over a grid of guard settings.
 
-use super::input::Input;
+use super::input::{warn_skipped, Input};
 use super::{output, EXIT_OK};
 use crate::gate::sweep::{configure, grid, point, Param, Point};
 use crate::gate::Labels;
 use crate::ingest::ProjectSource;
-use crate::replay::replay_all;
+use crate::replay::{replay_all, RunReplay};
 use crate::report::tables::thousands;
 use crate::report::Report;
 use anyhow::{Context, Result};
@@ -43,7 +43,8 @@ pub fn run(args: Args) -> Result<u8> {
     let labels = Labels::load(&args.expect)?;
     let params = parse_params(&args.params)?;
     let projects = args.input.projects()?;
-    let points = sweep_points(&args.input, &projects, &labels, &params)?;
+    let (points, runs) = sweep(&args.input, &projects, &labels, &params)?;
+    warn_skipped(&runs);
     let mut out = output(None)?;
     match args.format {
         SweepFormat::Json => {
@@ -70,6 +71,17 @@ pub fn sweep_points(
     labels: &Labels,
     params: &[Param],
 ) -> Result<Vec<Point>> {
+    Ok(sweep(input, projects, labels, params)?.0)
+}
+
+/// The points, and the runs of the first one: every point reads the same input, so its
+/// skipped records are every point's.
+fn sweep(
+    input: &Input,
+    projects: &[ProjectSource],
+    labels: &Labels,
+    params: &[Param],
+) -> Result<(Vec<Point>, Vec<RunReplay>)> {
     let settings = grid(params)?;
     let base = input.config()?;
     let configs = settings
@@ -77,17 +89,20 @@ pub fn sweep_points(
         .map(|s| configure(&base, s))
         .collect::<Result<Vec<_>, _>>()?;
     let policy = input.policy();
-    let points = input.pool()?.install(|| {
+    let scored = input.pool()?.install(|| {
         settings
             .into_par_iter()
             .zip(configs.par_iter())
-            .map(|(setting, config)| {
+            .enumerate()
+            .map(|(i, (setting, config))| {
                 let runs = replay_all(projects, config, policy, &|| {})?;
-                Ok(point(setting, &Report::build(&runs), labels))
+                let scored = point(setting, &Report::build(&runs), labels);
+                Ok((scored, if i == 0 { runs } else { Vec::new() }))
             })
             .collect::<Result<Vec<_>, crate::replay::ReplayError>>()
     })?;
-    Ok(points)
+    let (points, runs): (Vec<Point>, Vec<Vec<RunReplay>>) = scored.into_iter().unzip();
+    Ok((points, runs.into_iter().next().unwrap_or_default()))
 }
 
 fn render(params: &[Param], points: &[Point]) -> Table {
