@@ -166,9 +166,13 @@ fn problems(run: &Value) -> Vec<String> {
     strings(&run["input"]["problems"])
 }
 
-/// The paths the report says were skipped before any run was read.
+/// The paths the report says were skipped before any run was read (none when the report
+/// has no such list).
 fn unread(report: &Value) -> Vec<String> {
-    strings(&report["input"]["problems"])
+    match &report["input"]["problems"] {
+        Value::Null => Vec::new(),
+        list => strings(list),
+    }
 }
 
 fn mkfifo(path: &Path) {
