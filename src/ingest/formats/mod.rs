@@ -17,7 +17,7 @@ use super::error::{ParseError, Policy, ProblemKind};
 use super::files::{self, open_regular, problem, Limits, BOM};
 use super::lines::LineReader;
 use super::LoadedRun;
-use std::io::{BufRead, BufReader, Read};
+use std::io::{BufRead, BufReader, Read, Seek};
 use std::path::Path;
 
 /// The input formats hindsight reads.
@@ -88,9 +88,10 @@ pub fn detect_file(path: &Path, limits: &Limits) -> Result<Option<InputFormat>, 
     if !(cut && first.starts_with('{')) {
         return Ok(None);
     }
-    drop(reader);
-    let (file, _) = open_regular(path, &shown)?;
-    session_by_whole_lines(BufReader::new(file), &shown, limits)
+    reader
+        .rewind()
+        .map_err(|e| problem(&shown, ProblemKind::Io(e.to_string())))?;
+    session_by_whole_lines(reader, &shown, limits)
 }
 
 /// A format judged from the head of a file (possibly cut mid-line or mid-document).
