@@ -8,6 +8,7 @@
 //! (all guards, the earliest terminal firing truncating the rest) is not the sum.
 
 use crate::guards::{Effect, Firing};
+use crate::model::sum_tokens;
 use crate::replay::{RunReplay, TurnUsage};
 use std::collections::BTreeMap;
 
@@ -56,7 +57,7 @@ pub fn cost(run: &RunReplay) -> RunCost {
         by_guard.entry(f.guard).or_default().push(f.clone());
     }
     RunCost {
-        tokens_total: tokens.iter().sum(),
+        tokens_total: sum_tokens(tokens.iter().copied()),
         per_firing,
         by_guard: by_guard
             .iter()
@@ -85,16 +86,12 @@ impl Timeline<'_> {
     /// Tokens saved if exactly `firings` had acted.
     fn saved(&self, firings: &[Firing]) -> u64 {
         let cut = first_terminal(firings);
-        self.turns
-            .iter()
-            .zip(self.tokens)
-            .map(|(&turn, &cost)| {
-                if cut.is_some_and(|c| turn > c) {
-                    return cost;
-                }
-                self.reduction_at(firings, turn).min(cost)
-            })
-            .sum()
+        sum_tokens(self.turns.iter().zip(self.tokens).map(|(&turn, &cost)| {
+            if cut.is_some_and(|c| turn > c) {
+                return cost;
+            }
+            self.reduction_at(firings, turn).min(cost)
+        }))
     }
 
     /// What `firings` take off the request at `turn`: one result suppressed by several
@@ -227,6 +224,18 @@ mod tests {
         let c = cost(&r);
         assert_eq!((c.by_guard["a"], c.by_guard["b"]), (60, 40));
         assert_eq!(c.combined, 60);
+    }
+
+    #[test]
+    fn sums_stop_at_the_largest_count_instead_of_wrapping() {
+        let r = run(
+            &[(1, u64::MAX), (2, 5)],
+            &[],
+            vec![firing("a", 1, Effect::Terminal)],
+        );
+        let c = cost(&r);
+        assert_eq!(c.tokens_total, u64::MAX);
+        assert_eq!(c.combined, 5);
     }
 
     #[test]

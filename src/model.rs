@@ -202,3 +202,15 @@ pub const CHARS_PER_TOKEN: u64 = 4;
 pub fn tokens_from_chars(chars: u64) -> u64 {
     chars.div_ceil(CHARS_PER_TOKEN)
 }
+
+/// The largest recorded token count accepted: 2^53 - 1, the end of the range in which JSON
+/// numbers are exact everywhere (RFC 8259, section 6; JavaScript's
+/// `Number.MAX_SAFE_INTEGER`). A larger value is damage (a `-1` written unsigned, an
+/// overflow in the harness), not tokens a model was sent (docs/FORMAT.md, *Values*).
+pub const MAX_TOKENS: u64 = (1 << 53) - 1;
+
+/// A sum of token counts that stops at `u64::MAX` rather than wrapping: sums of many
+/// valid counts cannot reach it, and damage must never turn into a small number.
+pub fn sum_tokens(counts: impl IntoIterator<Item = u64>) -> u64 {
+    counts.into_iter().fold(0, u64::saturating_add)
+}

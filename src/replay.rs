@@ -8,7 +8,7 @@
 use crate::config::{Config, ConfigError};
 use crate::guards::{Entry, Firing, Firings, Guard, Metrics, RunMeta, SeriesPoint};
 use crate::ingest::{self, IngestStats, LoadedRun, ParseError, Policy, Problems, ProjectSource};
-use crate::model::{tokens_from_chars, EventKind, LedgerFamily, LedgerStatus};
+use crate::model::{sum_tokens, tokens_from_chars, EventKind, LedgerFamily, LedgerStatus};
 use crate::normalize::{NormEvent, RunState, Step};
 use rayon::prelude::*;
 use std::collections::BTreeMap;
@@ -86,7 +86,7 @@ pub fn replay_project(
 ) -> Result<Vec<RunReplay>, ReplayError> {
     let mut problems = Problems::default();
     let ledger = if project.format == ingest::InputFormat::Omnius {
-        ingest::load_convergence_ledger(&project.root, policy, &mut problems)?
+        ingest::load_convergence_ledger(&project.root, policy, &project.limits, &mut problems)?
     } else {
         Vec::new()
     };
@@ -280,7 +280,11 @@ impl UsageAccumulator {
                 completion_tokens,
             } => {
                 let t = self.turn(turn);
-                t.usage = Some(t.usage.unwrap_or(0) + prompt_tokens + completion_tokens);
+                t.usage = Some(sum_tokens([
+                    t.usage.unwrap_or(0),
+                    *prompt_tokens,
+                    *completion_tokens,
+                ]));
             }
             EventKind::ToolCall(_) => {
                 if let Step::Call(call) = &norm.step {
@@ -309,7 +313,7 @@ impl UsageAccumulator {
             .estimated_tokens
             .unwrap_or_else(|| tokens_from_chars(frame.chars()));
         let t = self.turn(frame.turn);
-        t.frame = Some(t.frame.unwrap_or(0) + tokens);
+        t.frame = Some(t.frame.unwrap_or(0).saturating_add(tokens));
     }
 
     fn finish(self) -> Vec<TurnUsage> {

@@ -76,7 +76,8 @@ pub fn run(args: Args) -> Result<u8> {
     if let Some(path) = &args.junit {
         guard.check(path, Entry::Replaced)?;
     }
-    let report = Report::build(&args.input.replay(&projects, &config)?);
+    let report =
+        Report::build(&args.input.replay(&projects, &config)?).with_unread(&projects.unread);
     let outcome = Outcome {
         verdicts: labels
             .as_ref()

@@ -2,7 +2,7 @@
 //! and strictness; and the one way they are replayed (progress bar, located warnings).
 
 use crate::config::Config;
-use crate::ingest::{discover_as, Policy, Problems, ProjectSource};
+use crate::ingest::{discover_with, Limits, Policy, Problems, ProjectSource};
 use crate::output::Guard;
 use crate::replay::{replay_all, RunReplay};
 use anyhow::{Context, Result};
@@ -31,6 +31,39 @@ pub struct Input {
     /// Read every candidate file as this format instead of recognising each by structure.
     #[arg(long, value_enum)]
     pub input_format: Option<crate::ingest::InputFormat>,
+    /// Longest line of a JSONL file read, in MiB; a longer line is a located problem.
+    #[arg(long, value_name = "MIB", default_value_t = Limits::DEFAULT_LINE_MIB,
+          value_parser = clap::value_parser!(u64).range(1..=4095))]
+    pub max_line_mib: u64,
+    /// Largest file read as one JSON document (a frame, a ledger, a trajectory), in MiB.
+    #[arg(long, value_name = "MIB", default_value_t = Limits::DEFAULT_DOCUMENT_MIB,
+          value_parser = clap::value_parser!(u64).range(1..=4095))]
+    pub max_document_mib: u64,
+}
+
+/// The projects found under the paths given, and the paths that could not be read (each
+/// warned about once; under `--strict` the first one is the error instead).
+#[derive(Debug, Clone, Default)]
+pub struct Inputs {
+    pub projects: Vec<ProjectSource>,
+    pub unread: Problems,
+}
+
+impl std::ops::Deref for Inputs {
+    type Target = [ProjectSource];
+
+    fn deref(&self) -> &[ProjectSource] {
+        &self.projects
+    }
+}
+
+impl<'a> IntoIterator for &'a Inputs {
+    type Item = &'a ProjectSource;
+    type IntoIter = std::slice::Iter<'a, ProjectSource>;
+
+    fn into_iter(self) -> Self::IntoIter {
+        self.projects.iter()
+    }
 }
 
 /// More worker threads than this are refused: each is an OS thread, and no machine gains
@@ -51,8 +84,24 @@ impl Input {
         Ok(config)
     }
 
-    pub fn projects(&self) -> Result<Vec<ProjectSource>> {
-        Ok(discover_as(&self.paths, self.input_format)?)
+    /// The projects under `paths`. A path that cannot be read is warned about and listed
+    /// (lenient) or is the error (`--strict`).
+    pub fn projects(&self) -> Result<Inputs> {
+        let found = discover_with(&self.paths, self.input_format, self.limits())?;
+        let mut unread = Problems::default();
+        for problem in found.problems {
+            unread.record(self.policy(), problem)?;
+        }
+        warn_unread(&unread);
+        Ok(Inputs {
+            projects: found.projects,
+            unread,
+        })
+    }
+
+    /// The size caps from `--max-line-mib` and `--max-document-mib`.
+    pub fn limits(&self) -> Limits {
+        Limits::from_mib(self.max_line_mib, self.max_document_mib)
     }
 
     pub fn policy(&self) -> Policy {
@@ -126,5 +175,16 @@ pub fn warn_skipped<'a>(problems: impl IntoIterator<Item = &'a Problems>) {
     }
     for (path, (count, first)) in by_file {
         eprintln!("warning: {path}: {count} bad record(s) skipped; first: {first}");
+    }
+}
+
+/// One warning per path skipped before any run was read (lenient mode).
+fn warn_unread(unread: &Problems) {
+    for problem in &unread.listed {
+        eprintln!("warning: skipped {problem}");
+    }
+    let more = unread.count - unread.listed.len() as u64;
+    if more > 0 {
+        eprintln!("warning: {more} more path(s) skipped");
     }
 }

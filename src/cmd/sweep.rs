@@ -1,12 +1,12 @@
 //! `hindsight sweep`: replay a labeled corpus over a grid of guard settings.
 
-use super::input::Input;
+use super::input::{warn_skipped, Input};
 use super::{output, EXIT_OK};
 use crate::config::Config;
 use crate::gate::sweep::{configure, grid, point, Param, Point};
 use crate::gate::Labels;
 use crate::ingest::ProjectSource;
-use crate::replay::replay_all;
+use crate::replay::{replay_all, RunReplay};
 use crate::report::tables::thousands;
 use crate::report::Report;
 use anyhow::{bail, Context, Result};
@@ -44,7 +44,8 @@ pub fn run(args: Args) -> Result<u8> {
     let labels = Labels::load(&args.expect)?;
     let params = parse_params(&args.params)?;
     let projects = args.input.projects()?;
-    let points = sweep_points(&args.input, &projects, &labels, &params)?;
+    let (points, runs) = sweep(&args.input, &projects, &labels, &params)?;
+    warn_skipped(runs.iter().map(|r| &r.problems));
     let mut out = output(None);
     match args.format {
         SweepFormat::Json => {
@@ -71,20 +72,34 @@ pub fn sweep_points(
     labels: &Labels,
     params: &[Param],
 ) -> Result<Vec<Point>> {
+    Ok(sweep(input, projects, labels, params)?.0)
+}
+
+/// The points, and the runs of the first one: every point reads the same input, so its
+/// skipped records are every point's.
+fn sweep(
+    input: &Input,
+    projects: &[ProjectSource],
+    labels: &Labels,
+    params: &[Param],
+) -> Result<(Vec<Point>, Vec<RunReplay>)> {
     let base = input.config()?;
     let (settings, configs) = valid_settings(&base, grid(params)?)?;
     let policy = input.policy();
-    let points = input.pool()?.install(|| {
+    let scored = input.pool()?.install(|| {
         settings
             .into_par_iter()
             .zip(configs.par_iter())
-            .map(|(setting, config)| {
+            .enumerate()
+            .map(|(i, (setting, config))| {
                 let runs = replay_all(projects, config, policy, &|| {})?;
-                Ok(point(setting, &Report::build(&runs), labels))
+                let scored = point(setting, &Report::build(&runs), labels);
+                Ok((scored, if i == 0 { runs } else { Vec::new() }))
             })
             .collect::<Result<Vec<_>, crate::replay::ReplayError>>()
     })?;
-    Ok(points)
+    let (points, runs): (Vec<Point>, Vec<Vec<RunReplay>>) = scored.into_iter().unzip();
+    Ok((points, runs.into_iter().next().unwrap_or_default()))
 }
 
 /// The grid points the guards accept, each with its configuration. Points a guard refuses

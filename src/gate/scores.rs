@@ -3,6 +3,7 @@
 
 use super::labels::{Label, Labels};
 use crate::guards::registry;
+use crate::model::sum_tokens;
 use crate::report::{Report, RunReport};
 use serde::Serialize;
 
@@ -72,10 +73,11 @@ pub fn score(report: &Report, labels: &Labels) -> Vec<GuardScore> {
                             .any(|f| f.guard == id && f.effect == "terminal")
                     })
                     .count(),
-                tokens_saved_on_failed: failed
-                    .iter()
-                    .filter_map(|r| r.savings.by_guard.get(id))
-                    .sum(),
+                tokens_saved_on_failed: sum_tokens(
+                    failed
+                        .iter()
+                        .filter_map(|r| r.savings.by_guard.get(id).copied()),
+                ),
             }
         })
         .collect()

@@ -139,7 +139,9 @@ pub fn point(setting: Vec<(String, i64)>, report: &Report, labels: &Labels) -> P
         match labels.get(run).map(|l| l.label) {
             Some(Label::Failed) => {
                 p.failed_runs += 1;
-                p.tokens_saved_on_failed += run.savings.combined;
+                p.tokens_saved_on_failed = p
+                    .tokens_saved_on_failed
+                    .saturating_add(run.savings.combined);
                 p.failed_cut += usize::from(terminal);
             }
             Some(Label::Healthy) => {

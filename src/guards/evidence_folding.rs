@@ -88,7 +88,7 @@ impl Guard for EvidenceFolding {
             return;
         }
         self.frames_folded += 1;
-        self.tokens += tokens;
+        self.tokens = self.tokens.saturating_add(tokens);
         firings
             .fire(frame.turn, &frame.agent, "fold", Effect::Shrink { tokens })
             .detail(format!(

@@ -5,9 +5,16 @@
 //! flows forward in time. Other formats are files recognised by structure
 //! ([`super::formats::detect`]): session logs group by directory (a Claude Code project
 //! folder), ordered by their first timestamp; trajectory files are a project each.
+//!
+//! The walk ([`super::walk`]) visits each directory once. What cannot be read is not
+//! dropped: every such path is a located problem in [`Discovery::problems`], and the rest
+//! is still found (issue #11).
 
-use super::formats::{detect, InputFormat};
-use glob::Pattern;
+use super::error::{ParseError, ProblemKind};
+use super::files::{io_problem, kind_name, open_regular, problem, Limits};
+use super::formats::{detect_file, InputFormat};
+use super::lines::LineReader;
+use super::walk::walk;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
@@ -22,6 +29,8 @@ pub struct ProjectSource {
     pub root: PathBuf,
     pub format: InputFormat,
     pub runs: Vec<RunSource>,
+    /// The size caps its files are read with.
+    pub limits: Limits,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -30,18 +39,31 @@ pub struct RunSource {
     /// The run's directory (`.omnius`) or file (other formats).
     pub path: PathBuf,
     pub format: InputFormat,
+    /// The size caps its files are read with.
+    pub limits: Limits,
 }
 
 #[derive(Debug, thiserror::Error)]
 pub enum DiscoverError {
     #[error("{0}: no such file or directory")]
     Missing(String),
-    #[error("{path}: cannot read: {message}")]
-    Io { path: String, message: String },
+    /// A path that could not be read, from the functions that stop on the first one.
+    #[error(transparent)]
+    Unreadable(#[from] ParseError),
+}
+
+/// What discovery found: the projects, and every path it could not read.
+#[derive(Debug, Clone, Default)]
+pub struct Discovery {
+    /// Sorted by name, each listed once.
+    pub projects: Vec<ProjectSource>,
+    /// Paths skipped because they could not be read, in the order found.
+    pub problems: Vec<ParseError>,
 }
 
 /// Every project under `paths`, sorted by name, each listed once; files of other formats
-/// are recognised by structure.
+/// are recognised by structure. A path that cannot be read is an error here;
+/// [`discover_with`] hands such paths back with what was found.
 pub fn discover(paths: &[PathBuf]) -> Result<Vec<ProjectSource>, DiscoverError> {
     discover_as(paths, None)
 }
@@ -51,99 +73,85 @@ pub fn discover_as(
     paths: &[PathBuf],
     forced: Option<InputFormat>,
 ) -> Result<Vec<ProjectSource>, DiscoverError> {
-    let mut projects = omnius_projects(paths)?;
-    if forced != Some(InputFormat::Omnius) {
-        projects.extend(file_projects(paths, forced)?);
+    let found = discover_with(paths, forced, Limits::default())?;
+    match found.problems.into_iter().next() {
+        Some(problem) => Err(DiscoverError::Unreadable(problem)),
+        None => Ok(found.projects),
+    }
+}
+
+/// Every project under `paths` and every path that could not be read. Only a path given
+/// that does not exist is an error.
+pub fn discover_with(
+    paths: &[PathBuf],
+    forced: Option<InputFormat>,
+    limits: Limits,
+) -> Result<Discovery, DiscoverError> {
+    let files = forced != Some(InputFormat::Omnius);
+    let walked = walk(paths, files)?;
+    let mut problems = walked.problems;
+    let mut projects = omnius_projects(walked.omnius, limits, &mut problems);
+    if files {
+        projects.extend(file_projects(walked.files, forced, limits, &mut problems));
     }
     projects.sort_by(|a, b| a.name.cmp(&b.name));
-    Ok(projects)
+    Ok(Discovery { projects, problems })
 }
 
-fn omnius_projects(paths: &[PathBuf]) -> Result<Vec<ProjectSource>, DiscoverError> {
-    let mut found: Vec<(PathBuf, String)> = Vec::new();
-    for path in paths {
-        if !path.exists() {
-            return Err(DiscoverError::Missing(display(path)));
-        }
-        for omnius in omnius_dirs(path)? {
+fn omnius_projects(
+    dirs: Vec<PathBuf>,
+    limits: Limits,
+    problems: &mut Vec<ParseError>,
+) -> Vec<ProjectSource> {
+    dirs.into_iter()
+        .map(|omnius| {
             let project_dir = omnius.parent().unwrap_or(Path::new("."));
             let name = display(project_dir);
-            found.push((omnius, if name.is_empty() { ".".into() } else { name }));
-        }
-    }
-    let mut seen = std::collections::BTreeSet::new();
-    let mut projects = Vec::new();
-    for (omnius, name) in found {
-        let key = omnius.canonicalize().unwrap_or_else(|_| omnius.clone());
-        if !seen.insert(key) {
-            continue;
-        }
-        let runs = runs_of(&omnius)?;
-        projects.push(ProjectSource {
-            name,
-            root: omnius,
-            format: InputFormat::Omnius,
-            runs,
-        });
-    }
-    Ok(projects)
-}
-
-/// Directories never searched for recorded runs: `.omnius` has its own reader, the rest
-/// are build output and dependencies.
-const SKIPPED_DIRS: [&str; 5] = [".omnius", ".git", "target", "node_modules", ".venv"];
-
-/// Candidate files below `path` (or `path` itself), in sorted order.
-fn candidate_files(path: &Path, out: &mut Vec<PathBuf>) {
-    if path.is_file() {
-        let ext = path.extension().and_then(|e| e.to_str()).unwrap_or("");
-        if matches!(ext, "jsonl" | "json" | "traj") {
-            out.push(path.to_path_buf());
-        }
-        return;
-    }
-    let Ok(entries) = std::fs::read_dir(path) else {
-        return;
-    };
-    let mut children: Vec<PathBuf> = entries.filter_map(Result::ok).map(|e| e.path()).collect();
-    children.sort();
-    for child in children {
-        let skipped = child.is_dir()
-            && child
-                .file_name()
-                .is_some_and(|n| SKIPPED_DIRS.iter().any(|s| n == *s));
-        if !skipped {
-            candidate_files(&child, out);
-        }
-    }
+            let runs = runs_of(&omnius, limits, problems);
+            ProjectSource {
+                name: if name.is_empty() { ".".into() } else { name },
+                root: omnius,
+                format: InputFormat::Omnius,
+                runs,
+                limits,
+            }
+        })
+        .collect()
 }
 
 fn file_projects(
-    paths: &[PathBuf],
+    mut files: Vec<PathBuf>,
     forced: Option<InputFormat>,
-) -> Result<Vec<ProjectSource>, DiscoverError> {
-    let mut files = Vec::new();
-    for path in paths {
-        candidate_files(path, &mut files);
-    }
+    limits: Limits,
+    problems: &mut Vec<ParseError>,
+) -> Vec<ProjectSource> {
     files.sort();
     files.dedup();
     // Session logs: one project per folder. Trajectories: one project per file.
     let mut sessions: BTreeMap<(PathBuf, InputFormat), Vec<(String, RunSource)>> = BTreeMap::new();
     let mut projects = Vec::new();
     for file in files {
-        let Some(format) = forced.or_else(|| detect(&file)) else {
-            continue;
+        let format = match forced {
+            Some(format) => format,
+            None => match detect_file(&file, &limits) {
+                Ok(Some(format)) => format,
+                Ok(None) => continue,
+                Err(e) => {
+                    problems.push(e);
+                    continue;
+                }
+            },
         };
         let stem = run_stem(&file);
         let run = RunSource {
             run_id: stem.clone(),
             path: file.clone(),
             format,
+            limits,
         };
         let folder = file.parent().unwrap_or(Path::new(".")).to_path_buf();
         if format.is_session_log() {
-            let order = first_timestamp(&file).unwrap_or_default();
+            let order = first_timestamp(&file, &limits).unwrap_or_default();
             sessions
                 .entry((folder, format))
                 .or_default()
@@ -154,6 +162,7 @@ fn file_projects(
                 root: folder,
                 format,
                 runs: vec![run],
+                limits,
             });
         }
     }
@@ -165,9 +174,84 @@ fn file_projects(
             root: folder,
             format,
             runs: runs.into_iter().map(|(_, r)| r).collect(),
+            limits,
         });
     }
-    Ok(projects)
+    projects
+}
+
+/// The run directories of a project, oldest session first. A `runs` that is there but
+/// cannot be listed, and a run link that cannot be followed, are problems; a project
+/// without `runs/` has no runs.
+fn runs_of(omnius: &Path, limits: Limits, problems: &mut Vec<ParseError>) -> Vec<RunSource> {
+    let runs_dir = omnius.join("runs");
+    let shown = display(&runs_dir);
+    // A `.omnius` that cannot be searched hides whether `runs` is there: that is a problem.
+    match std::fs::symlink_metadata(&runs_dir) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Vec::new(),
+        Err(e) => {
+            problems.push(io_problem(&runs_dir, &shown, &e));
+            return Vec::new();
+        }
+        Ok(_) => {}
+    }
+    let entries = match std::fs::metadata(&runs_dir) {
+        Ok(meta) if !meta.is_dir() => {
+            let kind = ProblemKind::NotADirectory(kind_name(meta.file_type()));
+            problems.push(problem(&shown, kind));
+            return Vec::new();
+        }
+        Ok(_) => std::fs::read_dir(&runs_dir),
+        Err(e) => Err(e),
+    };
+    let entries = match entries {
+        Ok(entries) => entries,
+        Err(e) => {
+            problems.push(io_problem(&runs_dir, &shown, &e));
+            return Vec::new();
+        }
+    };
+    let mut runs = Vec::new();
+    for entry in entries {
+        let entry = match entry {
+            Ok(entry) => entry,
+            Err(e) => {
+                problems.push(problem(&shown, ProblemKind::Io(e.to_string())));
+                continue;
+            }
+        };
+        let path = entry.path();
+        match std::fs::metadata(&path) {
+            // Other files there are not runs.
+            Ok(meta) if !meta.is_dir() => {}
+            Ok(_) => runs.push(RunSource {
+                run_id: entry.file_name().to_string_lossy().into_owned(),
+                path,
+                format: InputFormat::Omnius,
+                limits,
+            }),
+            Err(e) => problems.push(io_problem(&path, &display(&path), &e)),
+        }
+    }
+    runs.sort_by_key(|r| session_order(&r.run_id));
+    runs
+}
+
+/// The first `"timestamp"` string in a session log's first 16 lines, for ordering
+/// sessions (lines over the cap are passed over).
+fn first_timestamp(file: &Path, limits: &Limits) -> Option<String> {
+    let (file, _) = open_regular(file, "").ok()?;
+    let mut lines = LineReader::new(std::io::BufReader::new(file), limits.max_line);
+    for _ in 0..16 {
+        let line = lines.next_line()?.ok()?;
+        let Ok(v) = serde_json::from_slice::<serde_json::Value>(line.bytes) else {
+            continue;
+        };
+        if let Some(t) = v.get("timestamp").and_then(|t| t.as_str()) {
+            return Some(t.to_string());
+        }
+    }
+    None
 }
 
 /// A run id from a file name: without `.jsonl`, `.json`, `.traj` (and `.traj.json`).
@@ -181,65 +265,6 @@ fn run_stem(file: &Path) -> String {
         stem = stem.strip_suffix(ext).unwrap_or(stem);
     }
     stem.to_string()
-}
-
-/// The first `"timestamp"` string in a session log's first lines, for ordering sessions.
-fn first_timestamp(file: &Path) -> Option<String> {
-    use std::io::BufRead;
-    let reader = std::io::BufReader::new(std::fs::File::open(file).ok()?);
-    reader
-        .lines()
-        .take(16)
-        .map_while(Result::ok)
-        .find_map(|line| {
-            let v: serde_json::Value = serde_json::from_str(&line).ok()?;
-            v.get("timestamp")
-                .and_then(|t| t.as_str())
-                .map(str::to_string)
-        })
-}
-
-/// `path` itself if it is a `.omnius` directory, else every `.omnius` directory below it.
-fn omnius_dirs(path: &Path) -> Result<Vec<PathBuf>, DiscoverError> {
-    if path.file_name().is_some_and(|n| n == ".omnius") && path.is_dir() {
-        return Ok(vec![path.to_path_buf()]);
-    }
-    let root = Pattern::escape(&path.to_string_lossy());
-    let mut dirs: Vec<PathBuf> = Vec::new();
-    for pattern in [format!("{root}/.omnius"), format!("{root}/**/.omnius")] {
-        let entries = glob::glob(&pattern).map_err(|e| DiscoverError::Io {
-            path: display(path),
-            message: e.to_string(),
-        })?;
-        // Unreadable subdirectories are skipped here and surface as run-level problems.
-        dirs.extend(entries.filter_map(Result::ok).filter(|p| p.is_dir()));
-    }
-    dirs.sort();
-    dirs.dedup();
-    Ok(dirs)
-}
-
-/// The run directories of a project, oldest session first.
-fn runs_of(omnius: &Path) -> Result<Vec<RunSource>, DiscoverError> {
-    let runs_dir = omnius.join("runs");
-    if !runs_dir.is_dir() {
-        return Ok(Vec::new());
-    }
-    let entries = std::fs::read_dir(&runs_dir).map_err(|e| DiscoverError::Io {
-        path: display(&runs_dir),
-        message: e.to_string(),
-    })?;
-    let mut runs: Vec<RunSource> = entries
-        .filter_map(Result::ok)
-        .filter(|e| e.path().is_dir())
-        .map(|e| RunSource {
-            run_id: e.file_name().to_string_lossy().into_owned(),
-            path: e.path(),
-            format: InputFormat::Omnius,
-        })
-        .collect();
-    runs.sort_by_key(|r| session_order(&r.run_id));
-    Ok(runs)
 }
 
 /// Sort key of a run id: its leading epoch milliseconds, then the id itself.

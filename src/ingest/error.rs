@@ -29,6 +29,22 @@ pub enum ProblemKind {
     },
     #[error("{0}")]
     BadValue(String),
+    /// A path that is there but is no regular file (a FIFO, socket, device or directory
+    /// where a file is read): never opened, so it can never block the read.
+    #[error("not a regular file ({0}): not opened")]
+    NotAFile(&'static str),
+    /// A path read as a directory that is something else.
+    #[error("not a directory ({0})")]
+    NotADirectory(&'static str),
+    /// A line longer than the line cap: skipped without being held in memory whole.
+    #[error("line longer than the {0} MiB cap (--max-line-mib): skipped")]
+    LineTooLong(u64),
+    /// A whole-document file larger than the document cap: not read.
+    #[error("file larger than the {0} MiB cap (--max-document-mib): not read")]
+    DocumentTooLarge(u64),
+    /// A JSON object naming the same member twice: which one was meant is unknown.
+    #[error("duplicate key (the object names it twice)")]
+    DuplicateKey,
 }
 
 /// One problem found in the input, with where it was found.

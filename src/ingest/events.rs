@@ -5,7 +5,9 @@
 //! truncated last line from a crashed run is recognised as such.
 
 use super::error::{FieldError, ParseError, Policy, ProblemKind, Problems};
+use super::files::{Limits, MIB};
 use super::json::*;
+use super::lines::{Line, LineReader};
 use crate::model::*;
 use simd_json::prelude::*;
 use simd_json::BorrowedValue;
@@ -23,7 +25,8 @@ pub struct IngestStats {
     pub unknown_fields: BTreeMap<String, u64>,
 }
 
-/// Reads every record of an events stream, recording problems as it goes.
+/// Reads every record of an events stream, recording problems as it goes, with the
+/// default line cap.
 pub fn read_events(
     reader: impl BufRead,
     path: &str,
@@ -31,8 +34,22 @@ pub fn read_events(
     problems: &mut Problems,
     stats: &mut IngestStats,
 ) -> Result<Vec<Event>, ParseError> {
+    let max_line = Limits::default().max_line;
+    read_events_capped(reader, path, policy, max_line, problems, stats)
+}
+
+/// As [`read_events`], with lines of at most `max_line` bytes: a longer line is a located
+/// problem and is skipped without being held whole.
+pub fn read_events_capped(
+    reader: impl BufRead,
+    path: &str,
+    policy: Policy,
+    max_line: u64,
+    problems: &mut Problems,
+    stats: &mut IngestStats,
+) -> Result<Vec<Event>, ParseError> {
     let mut events = Vec::new();
-    let mut lines = LineReader::new(reader);
+    let mut lines = LineReader::new(reader, max_line);
     let mut buffers = simd_json::Buffers::default();
     while let Some(line) = lines.next_line() {
         let Line {
@@ -40,6 +57,7 @@ pub fn read_events(
             bytes,
             terminated,
             raw_len,
+            too_long,
         } = match line {
             Ok(l) => l,
             Err(e) => {
@@ -51,6 +69,11 @@ pub fn read_events(
             }
         };
         stats.bytes += raw_len;
+        if too_long {
+            let kind = ProblemKind::LineTooLong(max_line / MIB);
+            problems.record(policy, located(path, Some(number), None, kind))?;
+            continue;
+        }
         if bytes.iter().all(u8::is_ascii_whitespace) {
             continue;
         }
@@ -94,20 +117,13 @@ impl LineError {
 impl From<FieldError> for LineError {
     fn from(e: FieldError) -> Self {
         Self {
-            field: Some(e.field),
+            field: (!e.field.is_empty()).then_some(e.field),
             kind: e.kind,
         }
     }
 }
 
-/// Maps a simd-json failure to a problem kind (invalid UTF-8 is its own kind).
-pub fn json_problem(e: &simd_json::Error) -> ProblemKind {
-    if matches!(e.error(), simd_json::ErrorType::InvalidUtf8) {
-        ProblemKind::InvalidUtf8
-    } else {
-        ProblemKind::InvalidJson(e.to_string())
-    }
-}
+pub use super::json::json_problem;
 
 fn parse_line(
     bytes: &mut [u8],
@@ -115,11 +131,7 @@ fn parse_line(
     buffers: &mut simd_json::Buffers,
     stats: &mut IngestStats,
 ) -> Result<Event, LineError> {
-    let value =
-        simd_json::to_borrowed_value_with_buffers(bytes, buffers).map_err(|e| LineError {
-            field: None,
-            kind: json_problem(&e),
-        })?;
+    let value = parse_unique(bytes, buffers)?;
     let obj = value.as_object().ok_or(LineError {
         field: None,
         kind: ProblemKind::NotAnObject,
@@ -184,8 +196,8 @@ fn parse_kind(type_name: &str, obj: &Object<'_>) -> Result<EventKind, FieldError
             verification: opt_bool(obj, "verification")?,
         }),
         "model_usage" => EventKind::ModelUsage {
-            prompt_tokens: req_count(obj, "promptTokens")?,
-            completion_tokens: req_count(obj, "completionTokens")?,
+            prompt_tokens: req_tokens(obj, "promptTokens")?,
+            completion_tokens: req_tokens(obj, "completionTokens")?,
         },
         "directive" => EventKind::Directive(Directive {
             source: req_str(obj, "source")?.to_string(),
@@ -199,8 +211,8 @@ fn parse_kind(type_name: &str, obj: &Object<'_>) -> Result<EventKind, FieldError
             family: opt_string(obj, "family")?,
         },
         "compaction" => EventKind::Compaction {
-            before_tokens: req_count(obj, "beforeTokens")?,
-            after_tokens: req_count(obj, "afterTokens")?,
+            before_tokens: req_tokens(obj, "beforeTokens")?,
+            after_tokens: req_tokens(obj, "afterTokens")?,
         },
         "todo_write" => EventKind::TodoWrite {
             todos: parse_todos(req_array(obj, "todos")?)?,
@@ -303,61 +315,6 @@ fn count_unknown_fields(
                 .unknown_fields
                 .entry(format!("{type_name}.{key}"))
                 .or_default() += 1;
-        }
-    }
-}
-
-/// One line of an events stream.
-struct Line<'a> {
-    /// 1-based line number.
-    number: u64,
-    /// The line without its ending.
-    bytes: &'a mut [u8],
-    /// Whether it ended in a newline (a crashed writer leaves the last one open).
-    terminated: bool,
-    /// Bytes read, including the ending.
-    raw_len: u64,
-}
-
-/// Reads lines as raw bytes (so invalid UTF-8 is reported, not fatal), reusing one buffer.
-struct LineReader<R> {
-    reader: R,
-    buf: Vec<u8>,
-    number: u64,
-}
-
-impl<R: BufRead> LineReader<R> {
-    fn new(reader: R) -> Self {
-        Self {
-            reader,
-            buf: Vec::with_capacity(64 * 1024),
-            number: 0,
-        }
-    }
-
-    /// The next line, or `None` at the end of the stream.
-    fn next_line(&mut self) -> Option<std::io::Result<Line<'_>>> {
-        self.buf.clear();
-        match self.reader.read_until(b'\n', &mut self.buf) {
-            Ok(0) => None,
-            Ok(_) => {
-                self.number += 1;
-                let raw_len = self.buf.len() as u64;
-                let terminated = self.buf.last() == Some(&b'\n');
-                if terminated {
-                    self.buf.pop();
-                    if self.buf.last() == Some(&b'\r') {
-                        self.buf.pop();
-                    }
-                }
-                Some(Ok(Line {
-                    number: self.number,
-                    bytes: &mut self.buf[..],
-                    terminated,
-                    raw_len,
-                }))
-            }
-            Err(e) => Some(Err(e)),
         }
     }
 }

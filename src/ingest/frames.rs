@@ -4,7 +4,6 @@
 //! simd-json with reused buffers. Message content may be a string or a list of text parts.
 
 use super::error::{FieldError, ParseError, ProblemKind};
-use super::events::json_problem;
 use super::json::*;
 use crate::model::*;
 use simd_json::prelude::*;
@@ -26,11 +25,11 @@ fn document<'a>(
     path: &str,
     buffers: &mut simd_json::Buffers,
 ) -> Result<BorrowedValue<'a>, ParseError> {
-    simd_json::to_borrowed_value_with_buffers(bytes, buffers).map_err(|e| ParseError {
+    parse_unique(bytes, buffers).map_err(|e| ParseError {
         path: path.to_string(),
         line: None,
-        field: None,
-        kind: json_problem(&e),
+        field: (!e.field.is_empty()).then_some(e.field),
+        kind: e.kind,
     })
 }
 
@@ -71,7 +70,7 @@ fn frame_from(obj: &Object<'_>, path: &str) -> Result<Frame, FieldError> {
     Ok(Frame {
         turn,
         agent: opt_str(obj, "agent")?.unwrap_or("main").to_string(),
-        estimated_tokens: opt_count(obj, "estimatedTokens")?,
+        estimated_tokens: opt_tokens(obj, "estimatedTokens")?,
         system_prompt_chars: opt_count(obj, "systemPromptChars")?,
         messages,
         signal_to_noise,

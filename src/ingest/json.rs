@@ -4,10 +4,136 @@
 //! or of the wrong type, so a bad record is reported as `file:line: field `x`: ...`.
 
 use super::error::{FieldError, ProblemKind};
+use crate::model::MAX_TOKENS;
 use simd_json::prelude::*;
-use simd_json::BorrowedValue;
+use simd_json::{BorrowedValue, Node};
 
 pub type Object<'a> = simd_json::value::borrowed::Object<'a>;
+
+/// Maps a simd-json failure to a problem kind (invalid UTF-8 is its own kind).
+pub fn json_problem(e: &simd_json::Error) -> ProblemKind {
+    if matches!(e.error(), simd_json::ErrorType::InvalidUtf8) {
+        ProblemKind::InvalidUtf8
+    } else {
+        ProblemKind::InvalidJson(e.to_string())
+    }
+}
+
+/// Parses one JSON value, refusing an object that names a key twice: simd-json would keep
+/// both and read the first, so which one the writer meant is unknown. The field of the
+/// error is the repeated key's path (`args.command`); empty for JSON that does not parse.
+pub fn parse_unique<'a>(
+    bytes: &'a mut [u8],
+    buffers: &mut simd_json::Buffers,
+) -> Result<BorrowedValue<'a>, FieldError> {
+    let tape = simd_json::to_tape_with_buffers(bytes, buffers)
+        .map_err(|e| FieldError::new("", json_problem(&e)))?;
+    if let Some(at) = first_duplicate(&tape.0) {
+        return Err(FieldError::new(
+            path_to(&tape.0, at),
+            ProblemKind::DuplicateKey,
+        ));
+    }
+    Ok(simd_json::value::lazy::Value::from_tape(tape.as_value()).into_value())
+}
+
+/// Nodes a value spans on the tape, itself included.
+fn span(node: &Node<'_>) -> usize {
+    match node {
+        Node::Object { count, .. } | Node::Array { count, .. } => count + 1,
+        _ => 1,
+    }
+}
+
+/// The tape index of the first key an object repeats, if any. One pass over the tape;
+/// each object's keys are compared with the ones before them (through a set when there
+/// are many), so the check costs little beside the parse.
+fn first_duplicate(nodes: &[Node<'_>]) -> Option<usize> {
+    const FEW: usize = 16;
+    let mut keys: Vec<&str> = Vec::new();
+    let mut many: std::collections::HashSet<&str> = std::collections::HashSet::new();
+    for (i, node) in nodes.iter().enumerate() {
+        let Node::Object { len, .. } = *node else {
+            continue;
+        };
+        if len < 2 {
+            continue;
+        }
+        keys.clear();
+        many.clear();
+        let mut at = i + 1;
+        for _ in 0..len {
+            let key = match nodes.get(at) {
+                Some(Node::String(key)) => *key,
+                _ => return None,
+            };
+            let repeated = if len <= FEW {
+                let seen = keys.contains(&key);
+                keys.push(key);
+                seen
+            } else {
+                !many.insert(key)
+            };
+            if repeated {
+                return Some(at);
+            }
+            at += 1 + nodes.get(at + 1).map_or(1, span);
+        }
+    }
+    None
+}
+
+/// The path of the key at tape index `target`, from the root: `todos[2].status`.
+fn path_to(nodes: &[Node<'_>], target: usize) -> String {
+    let mut path = String::new();
+    let mut at = 0;
+    loop {
+        match nodes.get(at) {
+            Some(Node::Object { len, .. }) => {
+                let mut key_at = at + 1;
+                let mut inside = None;
+                for _ in 0..*len {
+                    let Some(Node::String(key)) = nodes.get(key_at) else {
+                        return path;
+                    };
+                    let value_at = key_at + 1;
+                    let end = value_at + nodes.get(value_at).map_or(1, span);
+                    if key_at == target || target < end {
+                        if !path.is_empty() {
+                            path.push('.');
+                        }
+                        path.push_str(key);
+                        inside = (key_at != target).then_some(value_at);
+                        break;
+                    }
+                    key_at = end;
+                }
+                match inside {
+                    Some(next) => at = next,
+                    None => return path,
+                }
+            }
+            Some(Node::Array { len, .. }) => {
+                let mut value_at = at + 1;
+                let mut inside = None;
+                for i in 0..*len {
+                    let end = value_at + nodes.get(value_at).map_or(1, span);
+                    if target < end {
+                        path.push_str(&format!("[{i}]"));
+                        inside = Some(value_at);
+                        break;
+                    }
+                    value_at = end;
+                }
+                match inside {
+                    Some(next) => at = next,
+                    None => return path,
+                }
+            }
+            _ => return path,
+        }
+    }
+}
 
 /// Name of a JSON value's type, for "expected X, found Y" messages.
 pub fn type_name(v: &BorrowedValue<'_>) -> String {
@@ -76,6 +202,29 @@ pub fn req_count(obj: &Object<'_>, key: &str) -> Result<u64, FieldError> {
 
 pub fn opt_count(obj: &Object<'_>, key: &str) -> Result<Option<u64>, FieldError> {
     present(obj, key).map(|v| as_count(v, key)).transpose()
+}
+
+/// `n` as the token count of `field`: above [`MAX_TOKENS`] it is a problem.
+pub fn token_count(n: u64, field: &str) -> Result<u64, FieldError> {
+    if n > MAX_TOKENS {
+        return Err(FieldError::new(
+            field,
+            ProblemKind::BadValue(format!("{n} is not a token count (above 2^53 - 1)")),
+        ));
+    }
+    Ok(n)
+}
+
+/// A required token count.
+pub fn req_tokens(obj: &Object<'_>, key: &str) -> Result<u64, FieldError> {
+    token_count(req_count(obj, key)?, key)
+}
+
+/// An optional token count.
+pub fn opt_tokens(obj: &Object<'_>, key: &str) -> Result<Option<u64>, FieldError> {
+    opt_count(obj, key)?
+        .map(|n| token_count(n, key))
+        .transpose()
 }
 
 /// An integer that must fit the 32-bit counters the model uses (turns, sessions).
@@ -191,5 +340,49 @@ pub fn to_serde(v: &BorrowedValue<'_>) -> serde_json::Value {
                 .map(|(k, v)| (k.to_string(), to_serde(v)))
                 .collect(),
         ),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn dup(text: &str) -> Option<String> {
+        let mut bytes = text.as_bytes().to_vec();
+        let mut buffers = simd_json::Buffers::default();
+        parse_unique(&mut bytes, &mut buffers)
+            .err()
+            .map(|e| e.field)
+    }
+
+    #[test]
+    fn repeated_keys_are_found_at_any_depth() {
+        assert_eq!(dup(r#"{"a":1,"b":2}"#), None);
+        assert_eq!(dup(r#"{"a":1,"a":2}"#).as_deref(), Some("a"));
+        assert_eq!(
+            dup(r#"{"t":1,"args":{"x":[1,{"y":2}],"c":"a","c":"b"}}"#).as_deref(),
+            Some("args.c")
+        );
+        assert_eq!(
+            dup(r#"{"todos":[{"id":1},{"id":2,"s":"a","s":"b"}]}"#).as_deref(),
+            Some("todos[1].s")
+        );
+        // Past 16 keys the check goes through a set.
+        let many: Vec<String> = (0..40).map(|i| format!("\"k{i}\":{i}")).collect();
+        let text = format!("{{{},\"k7\":0}}", many.join(","));
+        assert_eq!(dup(&text).as_deref(), Some("k7"));
+        assert_eq!(dup(&format!("{{{}}}", many.join(","))), None);
+        // The same key in two objects is no repeat.
+        assert_eq!(dup(r#"[{"a":1},{"a":2}]"#), None);
+    }
+
+    #[test]
+    fn the_value_is_the_one_simd_json_builds() {
+        let mut a = br#"{"type":"x","n":[1,2.5,null,true,"s"],"o":{"k":"v"}}"#.to_vec();
+        let mut b = a.clone();
+        let mut buffers = simd_json::Buffers::default();
+        let unique = parse_unique(&mut a, &mut buffers).expect("parses");
+        let plain = simd_json::to_borrowed_value(&mut b).expect("parses");
+        assert_eq!(unique, plain);
     }
 }

@@ -7,17 +7,24 @@
 pub mod discover;
 pub mod error;
 pub mod events;
+pub mod files;
 pub mod formats;
 pub mod frames;
 pub mod json;
+pub mod lines;
+pub mod unique;
+mod walk;
 
 use crate::model::{Event, Frame, LedgerFamily, LedgerStatus};
-pub use discover::{discover, discover_as, display, ProjectSource, RunSource};
+pub use discover::{
+    discover, discover_as, discover_with, display, Discovery, ProjectSource, RunSource,
+};
 pub use error::{ParseError, Policy, ProblemKind, Problems};
 pub use events::IngestStats;
+pub use files::Limits;
+use files::{io_problem, is_there, open_regular, read_document};
 pub use formats::InputFormat;
-use std::fs::File;
-use std::io::{BufReader, Read};
+use std::io::BufReader;
 use std::path::Path;
 
 /// Everything recorded for one run.
@@ -35,38 +42,42 @@ pub struct LoadedRun {
 /// Reads one run directory. Under [`Policy::Strict`] the first problem is returned as the error.
 pub fn load_run(run: &RunSource, policy: Policy) -> Result<LoadedRun, ParseError> {
     if run.format != formats::InputFormat::Omnius {
-        return formats::import(&run.path, &run.run_id, run.format, policy);
+        return formats::import_capped(&run.path, &run.run_id, run.format, policy, &run.limits);
     }
     let mut loaded = LoadedRun {
         run_id: run.run_id.clone(),
         ..Default::default()
     };
+    let limits = &run.limits;
     let events_path = run.path.join("events.jsonl");
     let shown = display(&events_path);
-    match File::open(&events_path) {
-        Ok(file) => {
+    match open_regular(&events_path, &shown) {
+        Ok((file, _)) => {
             let reader = BufReader::with_capacity(256 * 1024, file);
-            loaded.events = events::read_events(
+            loaded.events = events::read_events_capped(
                 reader,
                 &shown,
                 policy,
+                limits.max_line,
                 &mut loaded.problems,
                 &mut loaded.stats,
             )?;
         }
-        Err(e) => loaded.problems.record(policy, open_problem(&shown, &e))?,
+        Err(e) => loaded.problems.record(policy, e)?,
     }
     let mut buffers = simd_json::Buffers::default();
     loaded.frames = load_frames(
         &run.path.join("context"),
         policy,
+        limits,
         &mut loaded.problems,
         &mut buffers,
     )?;
     let ledger_path = run.path.join("completion-ledger.json");
-    if ledger_path.exists() {
+    // A dangling link is there, and unreadable: a problem, not a missing ledger.
+    if is_there(&ledger_path) {
         let shown = display(&ledger_path);
-        match read_document(&ledger_path, &shown)
+        match read_document(&ledger_path, &shown, limits)
             .and_then(|mut bytes| frames::parse_completion_ledger(&mut bytes, &shown, &mut buffers))
         {
             Ok(status) => loaded.ledger = Some(status),
@@ -76,52 +87,37 @@ pub fn load_run(run: &RunSource, policy: Policy) -> Result<LoadedRun, ParseError
     Ok(loaded)
 }
 
-fn open_problem(shown: &str, e: &std::io::Error) -> ParseError {
-    ParseError {
-        path: shown.to_string(),
-        line: None,
-        field: None,
-        kind: if e.kind() == std::io::ErrorKind::NotFound {
-            ProblemKind::MissingFile
-        } else {
-            ProblemKind::Io(e.to_string())
-        },
-    }
-}
-
-fn read_document(path: &Path, shown: &str) -> Result<Vec<u8>, ParseError> {
-    let mut bytes = Vec::new();
-    File::open(path)
-        .and_then(|mut f| f.read_to_end(&mut bytes))
-        .map_err(|e| open_problem(shown, &e))?;
-    Ok(bytes)
-}
-
 fn load_frames(
     dir: &Path,
     policy: Policy,
+    limits: &Limits,
     problems: &mut Problems,
     buffers: &mut simd_json::Buffers,
 ) -> Result<Vec<Frame>, ParseError> {
     let entries = match std::fs::read_dir(dir) {
         Ok(entries) => entries,
         // No `context/` is normal: the run recorded no frames.
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound && !is_there(dir) => {
+            return Ok(Vec::new())
+        }
         Err(e) => {
-            problems.record(policy, open_problem(&display(dir), &e))?;
+            problems.record(policy, io_problem(dir, &display(dir), &e))?;
             return Ok(Vec::new());
         }
     };
-    let mut paths: Vec<_> = entries
-        .filter_map(Result::ok)
-        .map(|e| e.path())
-        .filter(|p| p.extension().is_some_and(|x| x == "json"))
-        .collect();
+    let mut paths = Vec::new();
+    for entry in entries {
+        match entry {
+            Ok(entry) => paths.push(entry.path()),
+            Err(e) => problems.record(policy, io_problem(dir, &display(dir), &e))?,
+        }
+    }
+    paths.retain(|p| p.extension().is_some_and(|x| x == "json"));
     paths.sort();
     let mut frames = Vec::with_capacity(paths.len());
     for path in paths {
         let shown = display(&path);
-        let parsed = read_document(&path, &shown)
+        let parsed = read_document(&path, &shown, limits)
             .and_then(|mut bytes| frames::parse_frame(&mut bytes, &shown, buffers));
         match parsed {
             Ok(frame) => frames.push(frame),
@@ -136,15 +132,16 @@ fn load_frames(
 pub fn load_convergence_ledger(
     omnius: &Path,
     policy: Policy,
+    limits: &Limits,
     problems: &mut Problems,
 ) -> Result<Vec<LedgerFamily>, ParseError> {
     let path = omnius.join("convergence-ledger.json");
-    if !path.exists() {
+    if !is_there(&path) {
         return Ok(Vec::new());
     }
     let shown = display(&path);
     let mut buffers = simd_json::Buffers::default();
-    match read_document(&path, &shown)
+    match read_document(&path, &shown, limits)
         .and_then(|mut bytes| frames::parse_convergence_ledger(&mut bytes, &shown, &mut buffers))
     {
         Ok(families) => Ok(families),

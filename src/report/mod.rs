@@ -17,7 +17,8 @@ pub mod tables;
 
 use crate::cost::{cost, RunCost};
 use crate::guards::{registry, Effect};
-use crate::model::LedgerStatus;
+use crate::ingest::Problems;
+use crate::model::{sum_tokens, LedgerStatus};
 use crate::replay::RunReplay;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -30,6 +31,9 @@ pub struct Report {
     pub format: u32,
     pub runs: Vec<RunReport>,
     pub summary: Summary,
+    /// Paths skipped before any run was read (docs/FORMAT.md, *Bad input*).
+    #[serde(default)]
+    pub input: UnreadReport,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
@@ -88,6 +92,16 @@ pub struct InputReport {
     pub unknown_fields: BTreeMap<String, u64>,
 }
 
+/// Paths no run could be read from: a directory that cannot be listed, a FIFO where a
+/// session log would be, a link that leads nowhere.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq, Eq)]
+pub struct UnreadReport {
+    /// Every such path, listed or not.
+    pub skipped: u64,
+    /// Located problems (`path: reason`), the first ones found.
+    pub problems: Vec<String>,
+}
+
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct Summary {
     pub projects: usize,
@@ -116,7 +130,19 @@ impl Report {
             format: REPORT_FORMAT,
             runs,
             summary,
+            input: UnreadReport::default(),
         }
+    }
+
+    /// Adds the paths discovery could not read: listed under `input.problems`, and counted
+    /// in `summary.skipped_records` so every report notes them.
+    pub fn with_unread(mut self, unread: &Problems) -> Self {
+        self.input = UnreadReport {
+            skipped: unread.count,
+            problems: unread.listed.iter().map(ToString::to_string).collect(),
+        };
+        self.summary.skipped_records = self.summary.skipped_records.saturating_add(unread.count);
+        self
     }
 }
 
@@ -208,7 +234,10 @@ fn summarize(runs: &[RunReport]) -> Summary {
                     .iter()
                     .map(|r| r.firings.iter().filter(|f| f.guard == id).count())
                     .sum(),
-                tokens_saved: runs.iter().filter_map(|r| r.savings.by_guard.get(id)).sum(),
+                tokens_saved: sum_tokens(
+                    runs.iter()
+                        .filter_map(|r| r.savings.by_guard.get(id).copied()),
+                ),
             }
         })
         .collect();
@@ -216,8 +245,8 @@ fn summarize(runs: &[RunReport]) -> Summary {
         projects: projects.len(),
         runs: runs.len(),
         turns: runs.iter().map(|r| r.turns).sum(),
-        tokens_total: runs.iter().map(|r| r.tokens_total).sum(),
-        tokens_saved_combined: runs.iter().map(|r| r.savings.combined).sum(),
+        tokens_total: sum_tokens(runs.iter().map(|r| r.tokens_total)),
+        tokens_saved_combined: sum_tokens(runs.iter().map(|r| r.savings.combined)),
         skipped_records: runs.iter().map(|r| r.input.skipped).sum(),
         guards,
     }

@@ -89,7 +89,7 @@ fn firings(report: &Report) -> TableModel {
                 .or_insert((f.turn, 0, 0, f.work_order.as_str()));
             g.0 = g.0.min(f.turn);
             g.1 += 1;
-            g.2 += f.tokens_saved;
+            g.2 = g.2.saturating_add(f.tokens_saved);
         }
         let mut ordered: Vec<_> = groups.into_iter().collect();
         ordered

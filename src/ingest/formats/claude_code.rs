@@ -27,9 +27,10 @@
 
 use crate::ingest::error::{ParseError, Policy, ProblemKind};
 use crate::ingest::formats::builder::{ErrorTable, ToolTable};
-use crate::ingest::{display, LoadedRun};
+use crate::ingest::formats::open_lines;
+use crate::ingest::unique;
+use crate::ingest::{Limits, LoadedRun};
 use serde_json::Value;
-use std::io::BufRead;
 use std::path::Path;
 
 mod lines;
@@ -98,46 +99,31 @@ pub fn sniff(line: &Value) -> bool {
     }
 }
 
-pub fn import(path: &Path, policy: Policy) -> Result<LoadedRun, ParseError> {
-    let shown = display(path);
-    let file = std::fs::File::open(path).map_err(|e| ParseError {
-        path: shown.clone(),
-        line: None,
-        field: None,
-        kind: if e.kind() == std::io::ErrorKind::NotFound {
-            ProblemKind::MissingFile
-        } else {
-            ProblemKind::Io(e.to_string())
-        },
-    })?;
-    let mut reader = std::io::BufReader::new(file);
+pub fn import(path: &Path, policy: Policy, limits: &Limits) -> Result<LoadedRun, ParseError> {
+    let (shown, mut lines) = open_lines(path, limits)?;
     let mut run = Importer::new(&shown);
-    let (mut buf, mut number) = (Vec::new(), 0u64);
-    loop {
-        buf.clear();
-        let read = match reader.read_until(b'\n', &mut buf) {
-            Ok(0) => break,
-            Ok(n) => n,
+    while let Some(line) = lines.next_line() {
+        let line = match line {
+            Ok(line) => line,
             Err(e) => {
-                let error = located(
-                    &shown,
-                    Some(number + 1),
-                    None,
-                    ProblemKind::Io(e.to_string()),
-                );
+                let error = located(&shown, None, None, ProblemKind::Io(e.to_string()));
                 run.b.problems.record(policy, error)?;
                 break;
             }
         };
-        number += 1;
-        run.b.stats.bytes += read as u64;
-        let terminated = buf.last() == Some(&b'\n');
-        let line = buf.strip_suffix(b"\n").unwrap_or(&buf);
-        let line = line.strip_suffix(b"\r").unwrap_or(line);
-        if line.iter().all(u8::is_ascii_whitespace) {
+        run.b.stats.bytes += line.raw_len;
+        let number = line.number;
+        if line.too_long {
+            let kind = ProblemKind::LineTooLong(limits.line_mib());
+            run.b
+                .problems
+                .record(policy, located(&shown, Some(number), None, kind))?;
             continue;
         }
-        match parse(line, terminated).and_then(|v| run.line(&v)) {
+        if line.bytes.iter().all(u8::is_ascii_whitespace) {
+            continue;
+        }
+        match parse(line.bytes, line.terminated).and_then(|v| run.line(&v)) {
             Ok(()) => run.b.record(),
             Err(e) => run
                 .b
@@ -162,10 +148,14 @@ fn parse(line: &[u8], terminated: bool) -> Result<Value, Bad> {
     let Ok(text) = std::str::from_utf8(line) else {
         return fail(ProblemKind::InvalidUtf8);
     };
-    match serde_json::from_str::<Value>(text) {
+    match unique::from_slice(text.as_bytes()) {
         Ok(v) if v.is_object() => Ok(v),
         Ok(_) => fail(ProblemKind::NotAnObject),
+        Err(unique::Error::Duplicate(path)) => Err(Bad {
+            field: Some(path),
+            kind: ProblemKind::DuplicateKey,
+        }),
         Err(_) if !terminated => fail(ProblemKind::Truncated),
-        Err(e) => fail(ProblemKind::InvalidJson(e.to_string())),
+        Err(unique::Error::Json(e)) => fail(ProblemKind::InvalidJson(e.to_string())),
     }
 }

@@ -32,7 +32,7 @@ mod reader;
 use super::builder::{ErrorTable, ToolTable};
 use super::read_document;
 use crate::ingest::error::{ParseError, Policy, ProblemKind};
-use crate::ingest::LoadedRun;
+use crate::ingest::{unique, Limits, LoadedRun};
 use reader::Reader;
 use serde_json::Value;
 use std::path::Path;
@@ -102,14 +102,17 @@ pub fn sniff(head: &str) -> bool {
     }
 }
 
-pub fn import(path: &Path, policy: Policy) -> Result<LoadedRun, ParseError> {
-    let (shown, bytes) = read_document(path)?;
+pub fn import(path: &Path, policy: Policy, limits: &Limits) -> Result<LoadedRun, ParseError> {
+    let (shown, bytes) = read_document(path, limits)?;
     let mut reader = Reader::new(shown, policy);
     reader.b.stats.bytes = bytes.len() as u64;
-    let doc: Value = match serde_json::from_slice(&bytes) {
+    let doc: Value = match unique::from_slice(&bytes) {
         Ok(doc) => doc,
-        Err(e) if e.is_eof() => return reader.fail(None, ProblemKind::Truncated),
-        Err(e) => return reader.fail(None, ProblemKind::InvalidJson(e.to_string())),
+        Err(e) => {
+            let e = e.into_field_error(true);
+            let field = (!e.field.is_empty()).then_some(e.field);
+            return reader.fail(field, e.kind);
+        }
     };
     let Some(top) = doc.as_object() else {
         return reader.fail(None, ProblemKind::NotAnObject);

@@ -46,7 +46,7 @@ mod scan;
 use crate::ingest::error::{FieldError, ParseError, Policy, ProblemKind};
 use crate::ingest::formats::builder::{ErrorTable, ToolTable};
 use crate::ingest::formats::read_document;
-use crate::ingest::LoadedRun;
+use crate::ingest::{unique, Limits, LoadedRun};
 use history::Import;
 use serde_json::Value;
 use std::path::Path;
@@ -83,17 +83,22 @@ pub fn sniff(head: &str) -> bool {
     scan::is_history(head.trim_start())
 }
 
-pub fn import(path: &Path, policy: Policy) -> Result<LoadedRun, ParseError> {
-    let (shown, bytes) = read_document(path)?;
+pub fn import(path: &Path, policy: Policy, limits: &Limits) -> Result<LoadedRun, ParseError> {
+    let (shown, bytes) = read_document(path, limits)?;
     let mut run = Import::new(&shown, policy);
     run.b.stats.bytes = bytes.len() as u64;
-    let mut docs = serde_json::Deserializer::from_slice(&bytes).into_iter::<Value>();
-    let doc = match docs.next() {
-        Some(Ok(doc)) => doc,
-        Some(Err(e)) => return run.fail("", ProblemKind::InvalidJson(e.to_string())),
-        None => return run.fail("", ProblemKind::BadValue("empty document".into())),
+    if bytes.iter().all(u8::is_ascii_whitespace) {
+        return run.fail("", ProblemKind::BadValue("empty document".into()));
+    }
+    let mut de = serde_json::Deserializer::from_slice(&bytes);
+    let doc = match unique::first(&mut de) {
+        Ok(doc) => doc,
+        Err(e) => {
+            let e = e.into_field_error(false);
+            return run.fail(&e.field, e.kind);
+        }
     };
-    if docs.next().is_some() {
+    if de.end().is_err() {
         let e = FieldError::new(
             "",
             ProblemKind::BadValue(

@@ -25,10 +25,10 @@
 
 use super::builder::{Builder, ErrorTable, ToolTable};
 use crate::ingest::error::{FieldError, ParseError, Policy, ProblemKind};
-use crate::ingest::events::json_problem;
-use crate::ingest::LoadedRun;
+use crate::ingest::formats::open_lines;
+use crate::ingest::json::parse_unique;
+use crate::ingest::{Limits, LoadedRun};
 use session::Session;
-use std::io::BufRead;
 use std::path::Path;
 
 /// pi's tool names → the canonical vocabulary (docs/FORMAT.md, *Tool kinds*).
@@ -77,54 +77,42 @@ pub fn sniff(head: &serde_json::Value) -> bool {
     }
 }
 
-pub fn import(path: &Path, policy: Policy) -> Result<LoadedRun, ParseError> {
-    let shown = crate::ingest::display(path);
+pub fn import(path: &Path, policy: Policy, limits: &Limits) -> Result<LoadedRun, ParseError> {
+    let (shown, mut lines) = open_lines(path, limits)?;
     let located = |line: Option<u64>, kind| ParseError {
         path: shown.clone(),
         line,
         field: None,
         kind,
     };
-    let file = std::fs::File::open(path).map_err(|e| {
-        located(
-            None,
-            if e.kind() == std::io::ErrorKind::NotFound {
-                ProblemKind::MissingFile
-            } else {
-                ProblemKind::Io(e.to_string())
-            },
-        )
-    })?;
-    let mut reader = std::io::BufReader::new(file);
     let mut run = Session::new(Builder::new(&shown));
-    let (mut buf, mut buffers, mut number) = (Vec::new(), simd_json::Buffers::default(), 0u64);
-    loop {
-        buf.clear();
-        let read = match reader.read_until(b'\n', &mut buf) {
-            Ok(0) => break,
-            Ok(n) => n,
+    let mut buffers = simd_json::Buffers::default();
+    while let Some(line) = lines.next_line() {
+        let line = match line {
+            Ok(line) => line,
             Err(e) => {
-                run.b.problems.record(
-                    policy,
-                    located(Some(number + 1), ProblemKind::Io(e.to_string())),
-                )?;
+                run.b
+                    .problems
+                    .record(policy, located(None, ProblemKind::Io(e.to_string())))?;
                 break;
             }
         };
-        number += 1;
-        run.b.stats.bytes += read as u64;
-        let terminated = buf.last() == Some(&b'\n');
-        while buf.last().is_some_and(|b| *b == b'\n' || *b == b'\r') {
-            buf.pop();
+        run.b.stats.bytes += line.raw_len;
+        let (number, terminated) = (line.number, line.terminated);
+        if line.too_long {
+            let kind = ProblemKind::LineTooLong(limits.line_mib());
+            run.b.problems.record(policy, located(Some(number), kind))?;
+            continue;
         }
+        let buf = line.bytes;
         if buf.iter().all(u8::is_ascii_whitespace) {
             continue;
         }
-        let outcome = match simd_json::to_borrowed_value_with_buffers(&mut buf, &mut buffers) {
-            Err(e) if !terminated && !matches!(json_problem(&e), ProblemKind::InvalidUtf8) => {
+        let outcome = match parse_unique(buf, &mut buffers) {
+            Err(e) if !terminated && matches!(e.kind, ProblemKind::InvalidJson(_)) => {
                 Err(FieldError::new("", ProblemKind::Truncated))
             }
-            Err(e) => Err(FieldError::new("", json_problem(&e))),
+            Err(e) => Err(e),
             Ok(value) => run.entry(&value),
         };
         if let Err(e) = outcome {

@@ -51,7 +51,7 @@ mod usage;
 use super::builder::{canonical_tool, error_class, Builder, ErrorTable, ToolTable};
 use super::read_document;
 use crate::ingest::error::{ParseError, Policy, ProblemKind};
-use crate::ingest::LoadedRun;
+use crate::ingest::{unique, Limits, LoadedRun};
 use serde_json::{Map, Value};
 use std::path::Path;
 
@@ -146,8 +146,8 @@ const STEP_KEYS: [&str; 8] = [
     "extra_info",
 ];
 
-pub fn import(path: &Path, policy: Policy) -> Result<LoadedRun, ParseError> {
-    let (shown, bytes) = read_document(path)?;
+pub fn import(path: &Path, policy: Policy, limits: &Limits) -> Result<LoadedRun, ParseError> {
+    let (shown, bytes) = read_document(path, limits)?;
     let mut b = Builder::new(&shown);
     b.stats.bytes = bytes.len() as u64;
     let problem = |field: Option<&str>, kind| ParseError {
@@ -156,15 +156,12 @@ pub fn import(path: &Path, policy: Policy) -> Result<LoadedRun, ParseError> {
         field: field.map(str::to_string),
         kind,
     };
-    let doc: Value = match serde_json::from_slice(&bytes) {
+    let doc: Value = match unique::from_slice(&bytes) {
         Ok(doc) => doc,
         Err(e) => {
-            let kind = if e.is_eof() {
-                ProblemKind::Truncated
-            } else {
-                ProblemKind::InvalidJson(e.to_string())
-            };
-            b.problems.record(policy, problem(None, kind))?;
+            let e = e.into_field_error(true);
+            let field = (!e.field.is_empty()).then_some(e.field.as_str());
+            b.problems.record(policy, problem(field, e.kind))?;
             return Ok(b.finish());
         }
     };
@@ -214,7 +211,16 @@ pub fn import(path: &Path, policy: Policy) -> Result<LoadedRun, ParseError> {
         .collect();
 
     let history = usage::history_of(doc.get("history"));
-    let usage = usage::usage(doc.get("info"), &calls, &history);
+    let info = doc.get("info");
+    let mut total = |key: &str| match usage::total(info, key) {
+        Ok(n) => Ok(n),
+        Err(e) => b
+            .problems
+            .record(policy, problem(Some(&e.field), e.kind))
+            .map(|()| None),
+    };
+    let totals = (total("tokens_sent")?, total("tokens_received")?);
+    let usage = usage::usage(totals, &calls, &history);
     b.session_start(steps.iter().find_map(|s| action::state(s).1));
     let first_reply = history
         .iter()

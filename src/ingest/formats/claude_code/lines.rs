@@ -2,6 +2,7 @@
 //! located problems a malformed one raises.
 
 use crate::ingest::error::ProblemKind;
+use crate::model::{sum_tokens, MAX_TOKENS};
 use serde_json::{Map, Value};
 
 /// A problem in one line, before it is located in the file.
@@ -77,7 +78,7 @@ pub struct Usage {
 impl Usage {
     /// Every input token the request was charged for.
     pub fn prompt(self) -> u64 {
-        self.input + self.cache_creation + self.cache_read
+        sum_tokens([self.input, self.cache_creation, self.cache_read])
     }
 
     /// One response's lines: the largest of each field (the last line has the total).
@@ -102,13 +103,22 @@ pub fn usage_of(message: &Map<String, Value>) -> Result<Option<Usage>, Bad> {
     };
     let count = |key: &str| match usage.get(key) {
         None | Some(Value::Null) => Ok(0),
-        Some(v) => v.as_u64().ok_or_else(|| match v {
-            Value::Number(_) => Bad {
-                field: Some(format!("message.usage.{key}")),
-                kind: ProblemKind::BadValue(format!("{v} is not a token count")),
-            },
-            _ => Bad::wrong(format!("message.usage.{key}"), "count", v),
-        }),
+        Some(v) => v
+            .as_u64()
+            .filter(|n| *n <= MAX_TOKENS)
+            .ok_or_else(|| match v {
+                Value::Number(n) if n.is_u64() => Bad {
+                    field: Some(format!("message.usage.{key}")),
+                    kind: ProblemKind::BadValue(format!(
+                        "{v} is not a token count (above 2^53 - 1)"
+                    )),
+                },
+                Value::Number(_) => Bad {
+                    field: Some(format!("message.usage.{key}")),
+                    kind: ProblemKind::BadValue(format!("{v} is not a token count")),
+                },
+                _ => Bad::wrong(format!("message.usage.{key}"), "count", v),
+            }),
     };
     Ok(Some(Usage {
         input: count("input_tokens")?,

@@ -2,6 +2,8 @@
 //! and the return code of an observation.
 
 use crate::ingest::error::{FieldError, ProblemKind};
+use crate::ingest::json::token_count;
+use crate::model::sum_tokens;
 use serde_json::{Map, Value};
 
 /// One shell action of an assistant message.
@@ -71,22 +73,27 @@ pub fn usage(m: &Map<String, Value>) -> Result<Option<(u64, u64)>, FieldError> {
     let count = |key: &str| -> Result<u64, FieldError> {
         match u.get(key) {
             None | Some(Value::Null) => Ok(0),
-            Some(v) => v.as_u64().ok_or_else(|| {
-                let kind = ProblemKind::WrongType {
-                    expected: "count",
-                    found: kind_of(v).into(),
-                };
-                FieldError::new(format!("{at}.{key}"), kind)
-            }),
+            Some(v) => match v.as_u64() {
+                Some(n) => token_count(n, &format!("{at}.{key}")),
+                None => {
+                    let kind = ProblemKind::WrongType {
+                        expected: "count",
+                        found: kind_of(v).into(),
+                    };
+                    Err(FieldError::new(format!("{at}.{key}"), kind))
+                }
+            },
         }
     };
     if u.contains_key("prompt_tokens") {
         return Ok(Some((count("prompt_tokens")?, count("completion_tokens")?)));
     }
     if u.contains_key("input_tokens") {
-        let prompt = count("input_tokens")?
-            + count("cache_creation_input_tokens")?
-            + count("cache_read_input_tokens")?;
+        let prompt = sum_tokens([
+            count("input_tokens")?,
+            count("cache_creation_input_tokens")?,
+            count("cache_read_input_tokens")?,
+        ]);
         return Ok(Some((prompt, count("output_tokens")?)));
     }
     Ok(None)

@@ -2,6 +2,7 @@
 //! observation as a result (success), a task list as todos, recorded token counts.
 
 use crate::ingest::error::{FieldError, ProblemKind};
+use crate::ingest::json::token_count;
 use crate::model::Todo;
 use serde_json::{Map, Value};
 
@@ -172,12 +173,13 @@ pub fn todos(items: &[Value]) -> Result<Vec<Todo>, FieldError> {
 pub fn usage(v: &Value, field: &str) -> Result<(u64, u64), FieldError> {
     let count = |key: &str| match v.get(key) {
         None | Some(Value::Null) => Ok(0),
-        Some(n) => n.as_u64().ok_or_else(|| {
-            FieldError::new(
+        Some(n) => match n.as_u64() {
+            Some(n) => token_count(n, &format!("{field}.{key}")),
+            None => Err(FieldError::new(
                 format!("{field}.{key}"),
                 ProblemKind::BadValue(format!("expected a non-negative integer, found {n}")),
-            )
-        }),
+            )),
+        },
     };
     Ok((count("prompt_tokens")?, count("completion_tokens")?))
 }

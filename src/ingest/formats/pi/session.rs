@@ -5,9 +5,10 @@ use super::{ERRORS, TOOLS};
 use crate::ingest::error::{FieldError, ProblemKind};
 use crate::ingest::formats::builder::{canonical_tool, error_class, Builder};
 use crate::ingest::json::{
-    nested, opt_array, opt_bool, opt_count, opt_str, req_bool, req_str, to_serde, Object,
+    nested, opt_array, opt_bool, opt_count, opt_str, opt_tokens, req_bool, req_str, to_serde,
+    Object,
 };
-use crate::model::tokens_from_chars;
+use crate::model::{sum_tokens, tokens_from_chars};
 use simd_json::prelude::*;
 use simd_json::BorrowedValue;
 use std::collections::{HashMap, VecDeque};
@@ -128,7 +129,7 @@ impl Session {
             }
             "compaction" => {
                 let summary = req_str(obj, "summary")?;
-                let before = opt_count(obj, "tokensBefore")?.unwrap_or(0);
+                let before = opt_tokens(obj, "tokensBefore")?.unwrap_or(0);
                 let first = match opt_str(obj, "firstKeptEntryId")? {
                     Some(f) => self.ids.get(f).copied(),
                     None => opt_count(obj, "firstKeptEntryIndex")?,
@@ -212,12 +213,12 @@ impl Session {
             Some(u) => {
                 let u = u.as_object().ok_or_else(|| wrong("usage", "object", u))?;
                 let n = |k| {
-                    opt_count(u, k)
+                    opt_tokens(u, k)
                         .map(Option::unwrap_or_default)
                         .map_err(|e| nested("usage", e))
                 };
                 Some((
-                    n("input")? + n("cacheRead")? + n("cacheWrite")?,
+                    sum_tokens([n("input")?, n("cacheRead")?, n("cacheWrite")?]),
                     n("output")?,
                 ))
             }

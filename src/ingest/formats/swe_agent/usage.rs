@@ -1,6 +1,9 @@
 //! Token usage per model call, estimated from `info.model_stats` totals and the prompt
 //! sizes the trajectory shows (`query`, else `history`), and the history itself.
 
+use crate::ingest::error::{FieldError, ProblemKind};
+use crate::ingest::json::token_count;
+use crate::model::MAX_TOKENS;
 use serde_json::{Map, Value};
 
 pub struct HistoryMessage {
@@ -48,20 +51,35 @@ fn content_text(v: Option<&Value>) -> String {
     }
 }
 
-/// Estimated `(prompt, completion)` tokens per model call, from `info.model_stats`.
+/// A run total of `info.model_stats`: a number (SWE-agent may write it as a float), `None`
+/// when absent; a value that cannot be a token count is a problem.
+pub fn total(info: Option<&Value>, key: &str) -> Result<Option<u64>, FieldError> {
+    let Some(v) = info
+        .and_then(|i| i.get("model_stats"))
+        .and_then(|s| s.get(key))
+        .filter(|v| !v.is_null())
+    else {
+        return Ok(None);
+    };
+    let field = format!("info.model_stats.{key}");
+    let bad = |why: String| FieldError::new(&field, ProblemKind::BadValue(why));
+    match v.as_u64() {
+        Some(n) => token_count(n, &field).map(Some),
+        None => match v.as_f64() {
+            Some(f) if (0.0..=MAX_TOKENS as f64).contains(&f) => Ok(Some(f as u64)),
+            Some(f) => Err(bad(format!("{f} is not a token count"))),
+            None => Err(bad(format!("expected a token count, found {v}"))),
+        },
+    }
+}
+
+/// Estimated `(prompt, completion)` tokens per model call, from the run's totals.
 pub fn usage(
-    info: Option<&Value>,
+    totals: (Option<u64>, Option<u64>),
     calls: &[&Map<String, Value>],
     history: &[HistoryMessage],
 ) -> Vec<Option<(u64, u64)>> {
-    let stats = info.and_then(|i| i.get("model_stats"));
-    let total = |k: &str| {
-        stats
-            .and_then(|s| s.get(k))
-            .and_then(Value::as_f64)
-            .map(|t| t.max(0.0) as u64)
-    };
-    let (Some(sent), Some(received)) = (total("tokens_sent"), total("tokens_received")) else {
+    let (Some(sent), Some(received)) = totals else {
         return vec![None; calls.len()];
     };
     let chars = |s: &str| s.chars().count() as u64;
