@@ -2,24 +2,19 @@
 //! run or a path in silence (issue #11): every tree here is built by the test in a
 //! temporary directory and read by the real binary.
 //!
-//! The binary runs under a watchdog (killed after [`TIMEOUT`]) and with its address space
-//! capped at 1 GiB (`ulimit -v`), so a read that never ends or a line held whole fails the
-//! test quickly instead of taking the machine down. Permission bits do not stop root, so
-//! the tests about unreadable paths run the binary as `nobody` when they are run by root.
+//! The binary runs under a watchdog and with its address space capped (`common::watched`),
+//! so a read that never ends or a line held whole fails the test quickly instead of taking
+//! the machine down. Permission bits do not stop root, so the tests about unreadable paths
+//! run the binary as `nobody` when they are run by root.
 
+mod common;
+
+use common::watched::{open_tempdir, run_watched, Outcome};
 use serde_json::Value;
 use std::fs;
 use std::os::unix::fs::{symlink, PermissionsExt};
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
-
-/// Far longer than any of these trees takes to read.
-const TIMEOUT: Duration = Duration::from_secs(30);
-
-/// The address space the binary may use, in KiB: the replay of `corpora/` needs a fraction
-/// of it; reading a 2 GiB line into memory does not fit.
-const ADDRESS_SPACE_KIB: u64 = 1024 * 1024;
+use std::process::Command;
 
 /// Three good records: a failing build and its usage.
 const GOOD: &str = r#"{"type":"tool_call","turn":1,"callId":"a","tool":"shell","args":{"command":"make"}}
@@ -29,87 +24,8 @@ const GOOD: &str = r#"{"type":"tool_call","turn":1,"callId":"a","tool":"shell","
 
 const RUN: &str = "1780000000000-a";
 
-struct Outcome {
-    /// `None` when killed by a signal (the watchdog, or an abort).
-    code: Option<i32>,
-    stdout: Vec<u8>,
-    stderr: String,
-    timed_out: bool,
-}
-
-impl Outcome {
-    fn json(&self) -> Value {
-        serde_json::from_slice(&self.stdout)
-            .unwrap_or_else(|e| panic!("a JSON report ({e}); stderr: {}", self.stderr))
-    }
-
-    /// Exit code `want`, having ended on its own.
-    fn expect_code(&self, want: i32, what: &str) {
-        assert!(
-            !self.timed_out,
-            "{what}: still running after {TIMEOUT:?} (killed); stderr: {}",
-            self.stderr
-        );
-        assert_eq!(
-            self.code,
-            Some(want),
-            "{what}: exit code; stderr: {}",
-            self.stderr
-        );
-    }
-}
-
-/// Whether this process runs as root (permission bits do not stop it).
-fn is_root() -> bool {
-    use std::os::unix::fs::MetadataExt;
-    fs::metadata("/proc/self").is_ok_and(|m| m.uid() == 0)
-}
-
-/// `hindsight <args>` run in `dir`, under the watchdog and the address-space cap; as
-/// `nobody` when `as_nobody` and this process is root.
-fn run_as(dir: &Path, args: &[&str], as_nobody: bool) -> Outcome {
-    let bin = assert_cmd::cargo::cargo_bin("hindsight");
-    let out = tempfile::tempdir().expect("tempdir");
-    let stdout = fs::File::create(out.path().join("stdout")).expect("stdout");
-    let stderr = fs::File::create(out.path().join("stderr")).expect("stderr");
-    let mut cmd = Command::new("sh");
-    cmd.arg("-c")
-        .arg(format!(
-            "ulimit -v {ADDRESS_SPACE_KIB} && exec \"$0\" \"$@\""
-        ))
-        .arg(&bin)
-        .args(args)
-        .current_dir(dir)
-        .stdin(Stdio::null())
-        .stdout(stdout)
-        .stderr(stderr);
-    if as_nobody && is_root() {
-        use std::os::unix::process::CommandExt;
-        cmd.uid(65534).gid(65534);
-    }
-    let mut child = cmd.spawn().expect("spawn");
-    let start = Instant::now();
-    let (status, timed_out) = loop {
-        if let Some(status) = child.try_wait().expect("wait") {
-            break (status, false);
-        }
-        if start.elapsed() > TIMEOUT {
-            let _ = child.kill();
-            break (child.wait().expect("wait"), true);
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    };
-    Outcome {
-        code: if timed_out { None } else { status.code() },
-        stdout: fs::read(out.path().join("stdout")).expect("read"),
-        stderr: String::from_utf8_lossy(&fs::read(out.path().join("stderr")).expect("read"))
-            .into_owned(),
-        timed_out,
-    }
-}
-
 fn run_in(dir: &Path, args: &[&str]) -> Outcome {
-    run_as(dir, args, false)
+    run_watched(dir, args, false)
 }
 
 /// Lenient `replay . --format json` in `dir`: exit 0 and its report.
@@ -178,13 +94,6 @@ fn unread(report: &Value) -> Vec<String> {
 fn mkfifo(path: &Path) {
     let status = Command::new("mkfifo").arg(path).status().expect("mkfifo");
     assert!(status.success(), "mkfifo {}", path.display());
-}
-
-/// A directory the test's children can read even when they run as `nobody`.
-fn open_tempdir() -> tempfile::TempDir {
-    let dir = tempfile::tempdir().expect("tempdir");
-    fs::set_permissions(dir.path(), fs::Permissions::from_mode(0o755)).expect("chmod");
-    dir
 }
 
 // ------------------------------------------------------------------------------ hangs
@@ -385,7 +294,7 @@ fn one_unreadable(name: &str, damage: impl Fn(&Path), want: &str, as_nobody: boo
     run_dir(root, "a", RUN, Some(GOOD));
     run_dir(root, "b", RUN, Some(GOOD));
     damage(root);
-    let out = run_as(root, &["replay", ".", "--format", "json"], as_nobody);
+    let out = run_watched(root, &["replay", ".", "--format", "json"], as_nobody);
     out.expect_code(0, name);
     let report = out.json();
     assert_eq!(
@@ -406,7 +315,7 @@ fn one_unreadable(name: &str, damage: impl Fn(&Path), want: &str, as_nobody: boo
         "{name}: no warning for {want:?}: {}",
         out.stderr
     );
-    let strict = run_as(root, &["replay", ".", "--strict"], as_nobody);
+    let strict = run_watched(root, &["replay", ".", "--strict"], as_nobody);
     strict.expect_code(2, &format!("{name}, --strict"));
     assert!(strict.stderr.contains(want), "{name}: {}", strict.stderr);
     // Let the tempdir go, whoever removes it.

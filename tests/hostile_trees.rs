@@ -19,11 +19,10 @@ use serde_json::Value;
 use std::fs;
 use std::os::unix::fs::{symlink, PermissionsExt};
 use std::path::Path;
-use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+mod common;
 
-const TIMEOUT: Duration = Duration::from_secs(30);
-const ADDRESS_SPACE_KIB: u64 = 1024 * 1024;
+use common::watched::{run_watched, Outcome};
+use std::process::Command;
 
 const GOOD: &str = r#"{"type":"tool_call","turn":1,"callId":"a","tool":"shell","args":{"command":"make"}}
 {"type":"tool_result","turn":1,"callId":"a","success":false,"output":"x.c:1:1: error: boom"}
@@ -122,11 +121,6 @@ fn tree() -> impl Strategy<Value = Tree> {
         proptest::collection::vec(extra(), 0..6),
     )
         .prop_map(|(projects, extras)| Tree { projects, extras })
-}
-
-fn is_root() -> bool {
-    use std::os::unix::fs::MetadataExt;
-    fs::metadata("/proc/self").is_ok_and(|m| m.uid() == 0)
 }
 
 fn chmod(path: &Path, mode: u32) {
@@ -254,50 +248,11 @@ fn build(root: &Path, tree: &Tree) -> (Vec<(String, u64)>, Vec<(String, Option<S
     (valid, named)
 }
 
-struct Outcome {
-    code: Option<i32>,
-    stdout: Vec<u8>,
-    stderr: String,
-}
-
-/// `hindsight <args>` in `dir`, under the watchdog and the address-space cap, as `nobody`
-/// when run by root; `None` when it had to be killed.
+/// `hindsight <args>` in `dir`, as `nobody` when run by root; `None` when the watchdog had
+/// to kill it.
 fn hindsight(dir: &Path, args: &[&str]) -> Option<Outcome> {
-    let out = tempfile::tempdir().expect("tempdir");
-    let mut cmd = Command::new("sh");
-    cmd.arg("-c")
-        .arg(format!(
-            "ulimit -v {ADDRESS_SPACE_KIB} && exec \"$0\" \"$@\""
-        ))
-        .arg(assert_cmd::cargo::cargo_bin("hindsight"))
-        .args(args)
-        .current_dir(dir)
-        .stdin(Stdio::null())
-        .stdout(fs::File::create(out.path().join("1")).expect("stdout"))
-        .stderr(fs::File::create(out.path().join("2")).expect("stderr"));
-    if is_root() {
-        use std::os::unix::process::CommandExt;
-        cmd.uid(65534).gid(65534);
-    }
-    let mut child = cmd.spawn().expect("spawn");
-    let start = Instant::now();
-    let status = loop {
-        if let Some(status) = child.try_wait().expect("wait") {
-            break status;
-        }
-        if start.elapsed() > TIMEOUT {
-            let _ = child.kill();
-            let _ = child.wait();
-            return None;
-        }
-        std::thread::sleep(Duration::from_millis(10));
-    };
-    Some(Outcome {
-        code: status.code(),
-        stdout: fs::read(out.path().join("1")).expect("read"),
-        stderr: String::from_utf8_lossy(&fs::read(out.path().join("2")).expect("read"))
-            .into_owned(),
-    })
+    let outcome = run_watched(dir, args, true);
+    (!outcome.timed_out).then_some(outcome)
 }
 
 /// Makes everything below `root` removable again, whoever removes it.

@@ -4,6 +4,8 @@
 //! Every test binary compiles its own copy of this module and uses only part of it.
 #![allow(dead_code)]
 
+pub mod watched;
+
 use assert_cmd::Command;
 use hindsight::config::Config;
 use hindsight::guards::Firing;
