@@ -56,23 +56,27 @@ fn an_unknown_guard_in_the_labels_is_a_usage_error() {
         .code(1);
 }
 
+/// `hindsight sweep` over the myactuator corpus with `params` (`guard.key=...` each).
+fn sweep(params: &[&str]) -> assert_cmd::assert::Assert {
+    let mut cmd = hindsight();
+    cmd.args([
+        "sweep",
+        "corpora/myactuator",
+        "--expect",
+        "corpora/expectations.json",
+        "--format",
+        "json",
+    ]);
+    for p in params {
+        cmd.args(["--param", p]);
+    }
+    cmd.assert()
+}
+
 /// Ranges are checked before anything is built: the widest `i64` range used to overflow
 /// the range check and panic, and a 4000 x 4000 grid was built in full before the cap.
 #[test]
 fn sweep_ranges_and_grids_are_checked_before_they_are_built() {
-    let sweep = |params: &[&str]| {
-        let mut cmd = hindsight();
-        cmd.args([
-            "sweep",
-            "corpora/myactuator",
-            "--expect",
-            "corpora/expectations.json",
-        ]);
-        for p in params {
-            cmd.args(["--param", p]);
-        }
-        cmd.assert()
-    };
     sweep(&["breaker.abandon=-9223372036854775807..9223372036854775807"])
         .code(2)
         .stderr(predicate::str::contains("more than 4096 settings"))
@@ -89,40 +93,13 @@ fn sweep_ranges_and_grids_are_checked_before_they_are_built() {
 /// is a usage error.
 #[test]
 fn sweep_leaves_out_refused_settings() {
-    hindsight()
-        .args([
-            "sweep",
-            "corpora/myactuator",
-            "--expect",
-            "corpora/expectations.json",
-        ])
-        .args([
-            "--param",
-            "breaker.stalled=2..5",
-            "--param",
-            "breaker.abandon=3..4",
-        ])
-        .args(["--format", "json"])
-        .assert()
+    sweep(&["breaker.stalled=2..5", "breaker.abandon=3..4"])
         .success()
         .stderr(predicate::str::contains("3 of 8 settings left out"))
         .stderr(predicate::str::contains(
             "`stalled` (4) must not exceed `abandon` (3)",
         ));
-    hindsight()
-        .args([
-            "sweep",
-            "corpora/myactuator",
-            "--expect",
-            "corpora/expectations.json",
-        ])
-        .args([
-            "--param",
-            "breaker.abandon=0,1",
-            "--param",
-            "breaker.stalled=3",
-        ])
-        .assert()
+    sweep(&["breaker.abandon=0,1", "breaker.stalled=3"])
         .code(2)
         .stderr(predicate::str::contains(
             "every setting of the grid is refused",
