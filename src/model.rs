@@ -55,6 +55,84 @@ impl ToolResult {
     }
 }
 
+/// Where a token figure comes from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Default, Hash)]
+pub enum TokenSource {
+    /// Recorded for this request by the harness or the provider.
+    #[default]
+    Recorded,
+    /// A total the log records for the whole run, spread over its requests by hindsight:
+    /// the total is recorded, each request's share is an estimate.
+    Spread,
+    /// Estimated by hindsight (characters / 4, a frame's own estimate).
+    Estimated,
+}
+
+impl TokenSource {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Recorded => "recorded",
+            Self::Spread => "spread",
+            Self::Estimated => "estimated",
+        }
+    }
+}
+
+/// The tokens of one model request, by kind, as providers bill them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Usage {
+    /// Prompt tokens read fresh (neither written to nor read from a cache).
+    pub input: u64,
+    /// Prompt tokens written to the provider's prompt cache.
+    pub cache_write: u64,
+    /// Prompt tokens read from the provider's prompt cache.
+    pub cache_read: u64,
+    /// Completion tokens.
+    pub output: u64,
+    pub source: TokenSource,
+}
+
+impl Usage {
+    /// A recorded request known only by its prompt and completion totals.
+    pub fn totals(prompt: u64, completion: u64) -> Self {
+        Self {
+            input: prompt,
+            output: completion,
+            ..Self::default()
+        }
+    }
+
+    /// Every prompt token, cached or not.
+    pub fn prompt(&self) -> u64 {
+        sum_tokens([self.input, self.cache_write, self.cache_read])
+    }
+
+    pub fn total(&self) -> u64 {
+        sum_tokens([self.prompt(), self.output])
+    }
+
+    /// Component-wise sum (saturating); the source is the weakest of the two.
+    pub fn add(&self, other: &Usage) -> Usage {
+        Usage {
+            input: self.input.saturating_add(other.input),
+            cache_write: self.cache_write.saturating_add(other.cache_write),
+            cache_read: self.cache_read.saturating_add(other.cache_read),
+            output: self.output.saturating_add(other.output),
+            source: self.source.max(other.source),
+        }
+    }
+}
+
+/// One model request as the log records it: each figure only when recorded.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Request {
+    pub usage: Option<Usage>,
+    /// The model asked (prices are by model).
+    pub model: Option<String>,
+    /// What the request cost in US dollars, as the harness recorded it.
+    pub cost_usd: Option<f64>,
+}
+
 /// A focus-supervisor (or other guard) instruction the harness injected.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct Directive {
@@ -81,10 +159,8 @@ pub enum EventKind {
     },
     ToolCall(ToolCall),
     ToolResult(ToolResult),
-    ModelUsage {
-        prompt_tokens: u64,
-        completion_tokens: u64,
-    },
+    /// A model request (a turn).
+    ModelRequest(Request),
     Directive(Directive),
     Dedup {
         call_id: Option<String>,
@@ -105,6 +181,16 @@ pub enum EventKind {
     Unknown {
         type_name: String,
     },
+}
+
+impl EventKind {
+    /// The recorded usage, for a model request that has one.
+    pub fn usage(&self) -> Option<&Usage> {
+        match self {
+            Self::ModelRequest(r) => r.usage.as_ref(),
+            _ => None,
+        }
+    }
 }
 
 #[derive(Debug, Clone, PartialEq)]

@@ -8,24 +8,37 @@
 use crate::config::{Config, ConfigError};
 use crate::guards::{Entry, Firing, Firings, Guard, Metrics, RunMeta, SeriesPoint};
 use crate::ingest::{self, IngestStats, LoadedRun, ParseError, Policy, Problems, ProjectSource};
-use crate::model::{sum_tokens, tokens_from_chars, EventKind, LedgerFamily, LedgerStatus};
+use crate::model::{tokens_from_chars, EventKind, LedgerFamily, LedgerStatus, Request};
 use crate::normalize::{NormEvent, RunState, Step};
 use rayon::prelude::*;
 use std::collections::BTreeMap;
 
-/// Token facts of one turn, as recorded; the cost model works from these.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+/// Token facts of one turn (one model request), as recorded; the cost model works from
+/// these.
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct TurnUsage {
     pub turn: u32,
-    /// Prompt plus completion tokens from `model_usage` records, if any.
-    pub usage: Option<u64>,
+    /// The agent thread whose request this is: the sub-agent any of the turn's records
+    /// names, else `main` (a harness may record a sub-agent's usage without its name).
+    pub agent: String,
+    /// The log records a model request here: a request record, or a tool call the model
+    /// made. Frames, results and directives alone are not requests (docs/COUNTERFACTUAL.md).
+    pub request: bool,
+    /// What the request records (usage by kind, model, cost), summed when a turn holds
+    /// several request records.
+    pub recorded: Request,
     /// Sum of the turn's frames' `estimatedTokens` (or their characters), if any frame.
     pub frame: Option<u64>,
-    /// Context characters carried at this turn: tool arguments and results since the last
-    /// compaction.
+    /// Context characters the turn's agent carried: its tool arguments and results since
+    /// its last compaction.
     pub carried_chars: u64,
-    /// A compaction was recorded at this turn.
-    pub compaction: bool,
+}
+
+/// A compaction of one agent's context, recorded at a turn.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Compaction {
+    pub turn: u32,
+    pub agent: String,
 }
 
 /// Everything one run's replay produced.
@@ -35,6 +48,7 @@ pub struct RunReplay {
     pub run_id: String,
     pub session_index: usize,
     pub turns: Vec<TurnUsage>,
+    pub compactions: Vec<Compaction>,
     pub firings: Vec<Firing>,
     /// Guard metrics by guard id.
     pub metrics: BTreeMap<String, Metrics>,
@@ -208,7 +222,7 @@ fn replay_run(
             feed(guards, &mut sinks, &state.frame(frame), &state);
         }
         let norm = state.step(event);
-        usage.event(&norm, &event.kind, event.at.turn);
+        usage.event(&norm, event);
         feed(guards, &mut sinks, &norm, &state);
     }
     for frame in frames {
@@ -234,7 +248,8 @@ fn replay_run(
         project: meta.project.to_string(),
         run_id: meta.run_id.to_string(),
         session_index: meta.session_index,
-        turns: usage.finish(),
+        turns: usage.turns.into_values().collect(),
+        compactions: usage.compactions,
         firings,
         metrics,
         series,
@@ -259,52 +274,60 @@ fn feed(
 #[derive(Default)]
 struct UsageAccumulator {
     turns: BTreeMap<u32, TurnUsage>,
-    carried_chars: u64,
+    compactions: Vec<Compaction>,
+    /// Characters each agent's context carries since its last compaction.
+    carried_chars: BTreeMap<String, u64>,
 }
 
 impl UsageAccumulator {
-    fn turn(&mut self, turn: u32) -> &mut TurnUsage {
-        let carried = self.carried_chars;
-        let t = self.turns.entry(turn).or_insert(TurnUsage {
+    /// The turn's entry, seen from a record of `agent`.
+    fn turn(&mut self, turn: u32, agent: &str) -> &mut TurnUsage {
+        let carried = self.carried_chars.get(agent).copied().unwrap_or(0);
+        let t = self.turns.entry(turn).or_insert_with(|| TurnUsage {
             turn,
+            agent: MAIN.to_string(),
             ..Default::default()
         });
-        t.carried_chars = t.carried_chars.max(carried);
+        if t.agent == MAIN && agent != MAIN {
+            t.agent = agent.to_string();
+        }
+        if t.agent == agent {
+            t.carried_chars = t.carried_chars.max(carried);
+        }
         t
     }
 
-    fn event(&mut self, norm: &NormEvent<'_>, kind: &EventKind, turn: u32) {
-        match kind {
-            EventKind::ModelUsage {
-                prompt_tokens,
-                completion_tokens,
-            } => {
-                let t = self.turn(turn);
-                t.usage = Some(sum_tokens([
-                    t.usage.unwrap_or(0),
-                    *prompt_tokens,
-                    *completion_tokens,
-                ]));
+    fn carry(&mut self, agent: &str, chars: u64) {
+        let c = self.carried_chars.entry(agent.to_string()).or_default();
+        *c = c.saturating_add(chars);
+    }
+
+    fn event(&mut self, norm: &NormEvent<'_>, event: &crate::model::Event) {
+        let (turn, agent) = (event.at.turn, event.at.agent.as_str());
+        match &event.kind {
+            EventKind::ModelRequest(r) => {
+                let t = self.turn(turn, agent);
+                t.request = true;
+                t.recorded = merge_requests(&t.recorded, r);
             }
             EventKind::ToolCall(_) => {
                 if let Step::Call(call) = &norm.step {
-                    self.carried_chars += call.args_chars;
+                    self.carry(agent, call.args_chars);
                 }
-                self.turn(turn);
+                self.turn(turn, agent).request = true;
             }
             EventKind::ToolResult(result) => {
-                self.carried_chars += result.chars();
-                self.turn(turn);
+                self.carry(agent, result.chars());
+                self.turn(turn, agent);
             }
             EventKind::Compaction { .. } => {
-                self.carried_chars = 0;
-                self.turn(turn).compaction = true;
+                self.carried_chars.remove(agent);
+                self.compactions.push(Compaction {
+                    turn,
+                    agent: agent.to_string(),
+                });
             }
-            // A session marker is not a model request.
-            EventKind::SessionStart { .. } => {}
-            _ => {
-                self.turn(turn);
-            }
+            _ => {}
         }
     }
 
@@ -312,11 +335,25 @@ impl UsageAccumulator {
         let tokens = frame
             .estimated_tokens
             .unwrap_or_else(|| tokens_from_chars(frame.chars()));
-        let t = self.turn(frame.turn);
+        let t = self.turn(frame.turn, &frame.agent);
         t.frame = Some(t.frame.unwrap_or(0).saturating_add(tokens));
     }
+}
 
-    fn finish(self) -> Vec<TurnUsage> {
-        self.turns.into_values().collect()
+const MAIN: &str = "main";
+
+/// Two request records of one turn as one: usage and cost summed, the first model kept.
+fn merge_requests(a: &Request, b: &Request) -> Request {
+    let sum = |x: Option<f64>, y: Option<f64>| match (x, y) {
+        (Some(x), Some(y)) => Some(x + y),
+        (x, y) => x.or(y),
+    };
+    Request {
+        usage: match (a.usage, b.usage) {
+            (Some(x), Some(y)) => Some(x.add(&y)),
+            (x, y) => x.or(y),
+        },
+        model: a.model.clone().or_else(|| b.model.clone()),
+        cost_usd: sum(a.cost_usd, b.cost_usd),
     }
 }

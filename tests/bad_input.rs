@@ -197,11 +197,11 @@ fn empty_blank_and_long_lines() {
 
 #[test]
 fn unknown_types_and_fields_are_counted_not_fatal() {
-    let text = b"{\"type\":\"heartbeat\",\"turn\":1}\n{\"type\":\"model_usage\",\"turn\":1,\"promptTokens\":1,\"completionTokens\":1,\"costUsd\":0.1}\n";
+    let text = b"{\"type\":\"heartbeat\",\"turn\":1}\n{\"type\":\"model_usage\",\"turn\":1,\"promptTokens\":1,\"completionTokens\":1,\"latencyMs\":12}\n";
     let (events, problems, stats) = read(text);
     assert_eq!((events, problems.count), (2, 0));
     assert_eq!(stats.unknown_types.get("heartbeat"), Some(&1));
-    assert_eq!(stats.unknown_fields.get("model_usage.costUsd"), Some(&1));
+    assert_eq!(stats.unknown_fields.get("model_usage.latencyMs"), Some(&1));
 }
 
 #[test]

@@ -277,7 +277,7 @@ fn shipped_corpora_chart_without_error() {
     let projects = discover(&[Path::new("corpora").to_path_buf()]).expect("discover corpora/");
     let config = Config::default();
     let runs = replay_all(&projects, &config, Policy::Strict, &|| {}).expect("replay");
-    let report = Report::build(&runs);
+    let report = Report::build(&runs, &hindsight::cost::Prices::built_in());
     let every_run: Vec<usize> = (0..runs.len()).collect();
     let data = ChartData::build(&runs, &report, &config, &every_run, None);
     let tmp = tempfile::tempdir().unwrap();

@@ -40,7 +40,7 @@ fn replay(project: &str) -> Vec<RunReplay> {
 }
 
 fn cost_of(run: &RunReplay) -> hindsight::cost::RunCost {
-    hindsight::cost::cost(run)
+    hindsight::cost::cost(run, &hindsight::cost::Prices::built_in())
 }
 
 /// Every firing a project's `expected.json` names occurs (guard, action, turn, and the
@@ -92,9 +92,9 @@ fn corpora_replays_match_snapshots() {
                 "run {} session {}: {} turns, {} tokens, combined saving {}, cut at {:?}, ledger {:?} -> {}",
                 run.run_id,
                 run.session_index + 1,
-                run.turns.len(),
+                cost.requests,
                 cost.tokens_total,
-                cost.combined,
+                cost.combined.tokens,
                 cost.cut_at,
                 run.ledger_recorded.map(|l| l.as_str()),
                 ledger.map_or("-".into(), ToString::to_string),
@@ -201,10 +201,10 @@ fn dropbear_stale_recovery_and_directive_escalation() {
     // Stale failures at turns 4 and 5: the directive comes with the second.
     let directive = &run.firings[first("stale_edit_recovery", "read_authoritative_target")];
     assert_eq!(directive.turn, 5);
-    assert!(cost.by_guard["stale_edit_recovery"] > 0);
+    assert!(cost.by_guard["stale_edit_recovery"].tokens > 0);
     let terminal = first("directive_escalation", "terminal_incomplete");
     assert_eq!(run.firings[terminal].turn, 8);
-    assert!(cost.by_guard["directive_escalation"] > 0);
+    assert!(cost.by_guard["directive_escalation"].tokens > 0);
     let earliest = run
         .firings
         .iter()
@@ -212,11 +212,11 @@ fn dropbear_stale_recovery_and_directive_escalation() {
         .map(|f| f.turn)
         .min();
     assert_eq!(cost.cut_at, earliest);
-    let sum: u64 = cost.by_guard.values().sum();
+    let sum: u64 = cost.by_guard.values().map(|s| s.tokens).sum();
     assert!(
-        cost.combined < sum,
+        cost.combined.tokens < sum,
         "combined {} is not below the sum {sum}",
-        cost.combined
+        cost.combined.tokens
     );
 }
 

@@ -68,23 +68,14 @@ fn calls(run: &LoadedRun) -> Vec<(u32, ToolKind, bool, Option<ErrorClass>)> {
 }
 
 fn usage_turns(run: &LoadedRun) -> Vec<u32> {
-    let turns = run
-        .events
-        .iter()
-        .filter(|e| matches!(e.kind, EventKind::ModelUsage { .. }));
+    let turns = run.events.iter().filter(|e| e.kind.usage().is_some());
     turns.map(|e| e.at.turn).collect()
 }
 
 fn tokens(run: &LoadedRun) -> u64 {
     run.events
         .iter()
-        .map(|e| match e.kind {
-            EventKind::ModelUsage {
-                prompt_tokens,
-                completion_tokens,
-            } => prompt_tokens + completion_tokens,
-            _ => 0,
-        })
+        .map(|e| e.kind.usage().map_or(0, |u| u.total()))
         .sum()
 }
 

@@ -68,17 +68,9 @@ fn calls(run: &LoadedRun) -> Vec<(String, ToolKind, String, u32)> {
 fn usage(events: &[Event]) -> Vec<(u32, String, u64, u64)> {
     events
         .iter()
-        .filter_map(|e| match e.kind {
-            EventKind::ModelUsage {
-                prompt_tokens,
-                completion_tokens,
-            } => Some((
-                e.at.turn,
-                e.at.agent.clone(),
-                prompt_tokens,
-                completion_tokens,
-            )),
-            _ => None,
+        .filter_map(|e| {
+            let u = e.kind.usage()?;
+            Some((e.at.turn, e.at.agent.clone(), u.prompt(), u.output))
         })
         .collect()
 }

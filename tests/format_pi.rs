@@ -53,14 +53,10 @@ fn usage(run: &LoadedRun) -> (u32, u64, u64) {
     let mut turns = std::collections::BTreeSet::new();
     let (mut prompt, mut completion) = (0, 0);
     for e in &run.events {
-        if let EventKind::ModelUsage {
-            prompt_tokens,
-            completion_tokens,
-        } = e.kind
-        {
+        if let Some(u) = e.kind.usage() {
             turns.insert(e.at.turn);
-            prompt += prompt_tokens;
-            completion += completion_tokens;
+            prompt += u.prompt();
+            completion += u.output;
         }
     }
     (turns.len() as u32, prompt, completion)

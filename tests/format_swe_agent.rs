@@ -68,14 +68,10 @@ fn usage(run: &LoadedRun) -> (u32, usize, u64, u64) {
     let turns = run.events.iter().map(|e| e.at.turn).max().unwrap_or(0);
     let (mut n, mut prompt, mut completion) = (0, 0, 0);
     for e in &run.events {
-        if let EventKind::ModelUsage {
-            prompt_tokens,
-            completion_tokens,
-        } = e.kind
-        {
+        if let Some(u) = e.kind.usage() {
             n += 1;
-            prompt += prompt_tokens;
-            completion += completion_tokens;
+            prompt += u.prompt();
+            completion += u.output;
         }
     }
     (turns, n, prompt, completion)
@@ -271,10 +267,7 @@ fn token_totals_match_model_stats() {
     let prompts: Vec<u64> = run
         .events
         .iter()
-        .filter_map(|e| match e.kind {
-            EventKind::ModelUsage { prompt_tokens, .. } => Some(prompt_tokens),
-            _ => None,
-        })
+        .filter_map(|e| e.kind.usage().map(|u| u.prompt()))
         .collect();
     assert!(prompts.windows(2).all(|w| w[0] <= w[1]), "{prompts:?}");
     assert!(prompts[12] > prompts[0]);

@@ -8,7 +8,7 @@ mod common;
 
 use common::{firings, metric, replay, replay_with};
 use hindsight::config::Config;
-use hindsight::cost::cost;
+use hindsight::cost::{cost, Prices};
 use hindsight::guards::Effect;
 use hindsight::model::tokens_from_chars;
 use hindsight::synth::Run;
@@ -68,7 +68,10 @@ fn oversized_output_by_lines_keeps_a_400_line_preview() {
     assert_eq!(metric(&replay, GUARD, "packed"), 1);
     assert_eq!(metric(&replay, GUARD, "chars_packed"), 500 * 30 - 8192);
     // Carried by turns 2 and 3.
-    assert_eq!(cost(&replay).by_guard["artifact_packing"], 2 * tokens);
+    assert_eq!(
+        cost(&replay, &Prices::none()).by_guard["artifact_packing"].tokens,
+        2 * tokens
+    );
 }
 
 /// The same contract by lines alone: 600 short lines fit in 8 KiB, so the preview is the
@@ -159,7 +162,10 @@ fn size_only_results_are_packed_on_their_recorded_size() {
             "40000 chars, no output text recorded (limit 8192 bytes); preview 8192 chars + handle"
         )
     );
-    assert_eq!(cost(&replay).by_guard["artifact_packing"], tokens);
+    assert_eq!(
+        cost(&replay, &Prices::none()).by_guard["artifact_packing"].tokens,
+        tokens
+    );
 }
 
 /// The limits are settings.

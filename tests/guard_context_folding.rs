@@ -6,7 +6,7 @@
 mod common;
 
 use common::{firings, replay};
-use hindsight::cost::cost;
+use hindsight::cost::{cost, Prices};
 use hindsight::guards::{Effect, Firing};
 use hindsight::model::tokens_from_chars;
 use hindsight::replay::RunReplay;
@@ -172,8 +172,11 @@ fn folds_are_priced_at_every_later_request() {
     // Turns 5-11 after the first fold, 8-11 after the second, 11 after the third.
     let expected = 7 * tokens[0] + 4 * tokens[1] + tokens[2];
     assert_eq!(
-        cost(&replay).by_guard.get("context_folding"),
-        Some(&expected)
+        cost(&replay, &Prices::none())
+            .by_guard
+            .get("context_folding")
+            .map(|s| s.tokens),
+        Some(expected)
     );
 }
 

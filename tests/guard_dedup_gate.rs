@@ -9,7 +9,7 @@
 mod common;
 
 use common::{firings, metric, replay};
-use hindsight::cost::cost;
+use hindsight::cost::{cost, Prices};
 use hindsight::guards::Effect;
 use hindsight::model::tokens_from_chars;
 use hindsight::synth::Run;
@@ -74,7 +74,10 @@ fn identical_build_repeats_are_blocked_and_agree_with_the_record() {
         assert_eq!(metric(&replay, GUARD, name), want, "{name}");
     }
     // Suppressed at turn 2 (carried by turns 3 and 4) and at turn 3 (turn 4).
-    assert_eq!(cost(&replay).by_guard["dedup_gate"], 3 * tokens);
+    assert_eq!(
+        cost(&replay, &Prices::none()).by_guard["dedup_gate"].tokens,
+        3 * tokens
+    );
 }
 
 /// Quiet when repeats are separated by a mutation: re-running the tests after an edit is

@@ -6,7 +6,7 @@ mod common;
 
 use common::{firings, metric, replay, replay_with};
 use hindsight::config::Config;
-use hindsight::cost::cost;
+use hindsight::cost::{cost, Prices};
 use hindsight::guards::Effect;
 use hindsight::synth::Run;
 use serde_json::json;
@@ -74,7 +74,10 @@ fn ignored_directives_transition_to_terminal_incomplete() {
     assert_eq!(metric(&replay, GUARD, "satisfied"), 0);
     assert_eq!(metric(&replay, GUARD, "terminal_turn"), 4);
     // Turns 5 and 6 (prompts 7500 and 8000, + 180 completion each) are saved whole.
-    assert_eq!(cost(&replay).by_guard[GUARD], 7680 + 8180);
+    assert_eq!(
+        cost(&replay, &Prices::none()).by_guard[GUARD].tokens,
+        7680 + 8180
+    );
 }
 
 /// "After terminal incomplete, edit/read/shell variants are blocked."

@@ -6,7 +6,7 @@ mod common;
 
 use common::{firings, metric, replay, replay_with};
 use hindsight::config::Config;
-use hindsight::cost::cost;
+use hindsight::cost::{cost, Prices};
 use hindsight::guards::{Effect, Firing};
 use hindsight::model::tokens_from_chars;
 use hindsight::synth::Run;
@@ -134,7 +134,10 @@ fn a_repeated_stale_edit_is_blocked_and_priced() {
     assert_eq!(tokens, 27); // 70 characters of arguments + 35 of output
     assert_eq!(block.effect, Effect::Suppress { tokens });
     // Not carried at the two later requests.
-    assert_eq!(cost(&replay).by_guard[GUARD], 2 * tokens);
+    assert_eq!(
+        cost(&replay, &Prices::none()).by_guard[GUARD].tokens,
+        2 * tokens
+    );
 }
 
 /// Seed 002 fix 3: "The block tells the model to read the current target once, verify if

@@ -10,7 +10,7 @@ mod common;
 
 use common::{firings, metric_value, replay, replay_with};
 use hindsight::config::Config;
-use hindsight::cost::cost;
+use hindsight::cost::{cost, Prices};
 use hindsight::guards::Effect;
 use hindsight::synth::Run;
 use serde_json::{json, Value};
@@ -77,7 +77,7 @@ fn recommendation_differs_and_used_tool_fails_fires() {
 #[test]
 fn observation_is_advisory_and_saves_nothing() {
     let replay = replay(&flaky_tool_run());
-    let costs = cost(&replay);
+    let costs = cost(&replay, &Prices::none());
     let mut seen = 0;
     for (f, saved) in replay.firings.iter().zip(&costs.per_firing) {
         if f.guard == "tool_selector" {
@@ -87,7 +87,10 @@ fn observation_is_advisory_and_saves_nothing() {
         }
     }
     assert_eq!(seen, 2);
-    assert_eq!(costs.by_guard.get("tool_selector").copied().unwrap_or(0), 0);
+    assert_eq!(
+        costs.by_guard.get("tool_selector").map_or(0, |s| s.tokens),
+        0
+    );
 }
 
 /// "Metrics: first-tool success, wrong-tool/failure count, recommendation match rate,

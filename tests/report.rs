@@ -98,7 +98,16 @@ fn report_writes_the_review_folder() {
             "cut_at_turn",
             "tokens_saved_combined",
             "firings",
-            "skipped_records"
+            "skipped_records",
+            "tokens_recorded",
+            "tokens_estimated",
+            "tokens_input",
+            "tokens_cache_write",
+            "tokens_cache_read",
+            "tokens_output",
+            "cost_usd",
+            "cost_saved_usd_combined",
+            "cost_unpriced_tokens"
         ]
     );
     let guards = ParquetReader::new(fs::File::open(tables.join("guards.parquet")).expect("open"))

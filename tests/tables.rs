@@ -32,7 +32,7 @@ fn report() -> &'static Report {
         let projects = discover(&[corpora()]).expect("discover corpora/");
         let runs = replay_all(&projects, &Config::default(), Policy::Strict, &|| {})
             .expect("corpora replay strictly");
-        Report::build(&runs)
+        Report::build(&runs, &hindsight::cost::Prices::built_in())
     })
 }
 
@@ -81,16 +81,18 @@ fn read_parquet(path: &Path) -> DataFrame {
 }
 
 fn guards_dtypes() -> Vec<DataType> {
-    use DataType::{Boolean, String, UInt32, UInt64};
+    use DataType::{Boolean, Float64, String, UInt32, UInt64};
     vec![
         String, String, UInt32, String, String, Boolean, UInt32, String, UInt32, Boolean, UInt64,
+        Float64, Float64,
     ]
 }
 
 fn runs_dtypes() -> Vec<DataType> {
-    use DataType::{String, UInt32, UInt64};
+    use DataType::{Float64, String, UInt32, UInt64};
     vec![
         String, String, UInt32, UInt32, UInt64, String, String, UInt32, UInt64, UInt32, UInt64,
+        UInt64, UInt64, UInt64, UInt64, UInt64, UInt64, Float64, Float64, UInt64,
     ]
 }
 
@@ -111,6 +113,8 @@ fn column_names_and_types_are_the_documented_ones() {
             "firings",
             "terminal",
             "tokens_saved",
+            "cost_saved_usd",
+            "run_cost_usd",
         ]
     );
     assert_eq!(
@@ -127,6 +131,15 @@ fn column_names_and_types_are_the_documented_ones() {
             "tokens_saved_combined",
             "firings",
             "skipped_records",
+            "tokens_recorded",
+            "tokens_estimated",
+            "tokens_input",
+            "tokens_cache_write",
+            "tokens_cache_read",
+            "tokens_output",
+            "cost_usd",
+            "cost_saved_usd_combined",
+            "cost_unpriced_tokens",
         ]
     );
     let guards = guards_frame(report()).unwrap();
@@ -297,19 +310,19 @@ fn write_tables_round_trips_parquet_and_writes_csv() {
         (
             runs_frame(report()).unwrap(),
             &written[2],
-            &RUNS_COLUMNS,
+            RUNS_COLUMNS.as_slice(),
             runs_dtypes(),
         ),
         (
             guards_frame(report()).unwrap(),
             &written[3],
-            &GUARDS_COLUMNS,
+            GUARDS_COLUMNS.as_slice(),
             guards_dtypes(),
         ),
     ] {
         let back = read_parquet(parquet);
         assert_eq!(back.shape(), frame.shape(), "{}", parquet.display());
-        assert_eq!(names(&back), columns.as_slice());
+        assert_eq!(names(&back), columns);
         assert_eq!(back.dtypes(), dtypes, "{}", parquet.display());
         assert!(back.equals_missing(&frame), "{}", parquet.display());
     }
@@ -325,9 +338,9 @@ fn write_tables_round_trips_parquet_and_writes_csv() {
     assert_eq!(lines.next(), Some(GUARDS_COLUMNS.join(",").as_str()));
     assert_eq!(lines.count(), report().runs.len() * registry().len());
     // Booleans as true/false, nulls as empty fields.
-    let needle = format!("{MYACTUATOR_S2},2,convergence_breaker,WO-3,true,2,abandon,3,true,12340");
+    let needle = format!("{MYACTUATOR_S2},2,convergence_breaker,WO-3,true,2,abandon,3,true,12340,,");
     assert!(guards_csv.lines().any(|l| l.ends_with(&needle)), "{needle}");
-    let never = format!("{MYACTUATOR_S2},2,stale_edit_recovery,WO-TD-01,false,,,0,false,0");
+    let never = format!("{MYACTUATOR_S2},2,stale_edit_recovery,WO-TD-01,false,,,0,false,0,,");
     assert!(guards_csv.lines().any(|l| l.ends_with(&never)), "{never}");
 }
 

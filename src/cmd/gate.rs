@@ -68,6 +68,7 @@ pub fn run(args: Args) -> Result<u8> {
     let labels = args.expect.as_deref().map(Labels::load).transpose()?;
     let baseline = args.baseline.as_deref().map(load_report).transpose()?;
     let config = args.input.config()?;
+    let prices = args.input.prices()?;
     let projects = args.input.projects()?;
     let guard = args.input.guard(
         &projects,
@@ -76,8 +77,8 @@ pub fn run(args: Args) -> Result<u8> {
     if let Some(path) = &args.junit {
         guard.check(path, Entry::Replaced)?;
     }
-    let report =
-        Report::build(&args.input.replay(&projects, &config)?).with_unread(&projects.unread);
+    let report = Report::build(&args.input.replay(&projects, &config)?, &prices)
+        .with_unread(&projects.unread);
     let outcome = Outcome {
         verdicts: labels
             .as_ref()

@@ -2,6 +2,7 @@
 //! and strictness; and the one way they are replayed (progress bar, located warnings).
 
 use crate::config::Config;
+use crate::cost::Prices;
 use crate::ingest::{discover_with, Limits, Policy, Problems, ProjectSource};
 use crate::output::Guard;
 use crate::replay::{replay_all, RunReplay};
@@ -28,6 +29,11 @@ pub struct Input {
     /// Fail (exit 2) on the first bad record instead of skipping and counting it.
     #[arg(long)]
     pub strict: bool,
+    /// Token prices by model, in the shape of LiteLLM's `model_prices_and_context_window.json`
+    /// (`input_cost_per_token`, `output_cost_per_token`, `cache_creation_input_token_cost`,
+    /// `cache_read_input_token_cost`); added to, and overriding, the built-in table.
+    #[arg(long, value_name = "FILE")]
+    pub prices: Option<PathBuf>,
     /// Read every candidate file as this format instead of recognising each by structure.
     #[arg(long, value_enum)]
     pub input_format: Option<crate::ingest::InputFormat>,
@@ -82,6 +88,15 @@ impl Input {
         }
         config.build()?;
         Ok(config)
+    }
+
+    /// The built-in prices, with `--prices` over them.
+    pub fn prices(&self) -> Result<Prices> {
+        let built_in = Prices::built_in();
+        Ok(match &self.prices {
+            Some(path) => built_in.with_file(path)?,
+            None => built_in,
+        })
     }
 
     /// The projects under `paths`. A path that cannot be read is warned about and listed
@@ -145,7 +160,7 @@ impl Input {
         let files = files
             .iter()
             .copied()
-            .chain([self.config.as_deref()])
+            .chain([self.config.as_deref(), self.prices.as_deref()])
             .flatten();
         Guard::new(given.chain(roots).chain(runs).chain(files))
     }

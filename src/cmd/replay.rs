@@ -34,13 +34,14 @@ pub fn run(args: Args) -> Result<u8> {
         bail!("--format parquet writes a binary file: give it one with --out FILE");
     }
     let config = args.input.config()?;
+    let prices = args.input.prices()?;
     let projects = args.input.projects()?;
     let guard = args.input.guard(&projects, &[]);
     if let Some(out) = &args.out {
         guard.check(out, Entry::Replaced)?;
     }
     let runs = args.input.replay(&projects, &config)?;
-    let report = Report::build(&runs).with_unread(&projects.unread);
+    let report = Report::build(&runs, &prices).with_unread(&projects.unread);
     let file = args
         .out
         .as_deref()

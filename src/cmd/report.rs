@@ -42,11 +42,12 @@ pub struct Args {
 
 pub fn run(args: Args) -> Result<u8> {
     let config = args.input.config()?;
+    let prices = args.input.prices()?;
     let projects = args.input.projects()?;
     let guard = args.input.guard(&projects, &[args.expect.as_deref()]);
     guard.check(&args.out_dir, Entry::Followed)?;
     let runs = args.input.replay(&projects, &config)?;
-    let report = Report::build(&runs).with_unread(&projects.unread);
+    let report = Report::build(&runs, &prices).with_unread(&projects.unread);
     let sweep = match &args.expect {
         Some(path) => {
             let labels = Labels::load(path)?;

@@ -84,6 +84,7 @@ fn sweep(
     params: &[Param],
 ) -> Result<(Vec<Point>, Vec<RunReplay>)> {
     let base = input.config()?;
+    let prices = input.prices()?;
     let (settings, configs) = valid_settings(&base, grid(params)?)?;
     let policy = input.policy();
     let scored = input.pool()?.install(|| {
@@ -93,7 +94,7 @@ fn sweep(
             .enumerate()
             .map(|(i, (setting, config))| {
                 let runs = replay_all(projects, config, policy, &|| {})?;
-                let scored = point(setting, &Report::build(&runs), labels);
+                let scored = point(setting, &Report::build(&runs, &prices), labels);
                 Ok((scored, if i == 0 { runs } else { Vec::new() }))
             })
             .collect::<Result<Vec<_>, crate::replay::ReplayError>>()

@@ -195,10 +195,11 @@ fn parse_kind(type_name: &str, obj: &Object<'_>) -> Result<EventKind, FieldError
             paths: opt_str_list(obj, "paths")?,
             verification: opt_bool(obj, "verification")?,
         }),
-        "model_usage" => EventKind::ModelUsage {
-            prompt_tokens: req_tokens(obj, "promptTokens")?,
-            completion_tokens: req_tokens(obj, "completionTokens")?,
-        },
+        "model_usage" => EventKind::ModelRequest(Request {
+            usage: Some(usage(obj)?),
+            ..request(obj)?
+        }),
+        "model_request" => EventKind::ModelRequest(request(obj)?),
         "directive" => EventKind::Directive(Directive {
             source: req_str(obj, "source")?.to_string(),
             required_next_action: req_str(obj, "requiredNextAction")?.to_string(),
@@ -261,6 +262,60 @@ fn parse_todos(items: &[BorrowedValue<'_>]) -> Result<Vec<Todo>, FieldError> {
         .collect()
 }
 
+/// The fields `model_request` and `model_usage` share: the model and a recorded cost.
+fn request(obj: &Object<'_>) -> Result<Request, FieldError> {
+    let cost_usd = opt_f64(obj, "costUsd")?;
+    if cost_usd.is_some_and(|c| !(c.is_finite() && c >= 0.0)) {
+        return Err(FieldError::new(
+            "costUsd",
+            ProblemKind::BadValue("a cost must be a finite, non-negative number".into()),
+        ));
+    }
+    Ok(Request {
+        usage: None,
+        model: opt_string(obj, "model")?,
+        cost_usd,
+    })
+}
+
+/// A `model_usage` record's tokens: `promptTokens` counts every prompt token, of which
+/// `cacheReadTokens` and `cacheWriteTokens` (optional) were read from or written to the
+/// provider's cache; `tokenSource` says when the figures are not recorded per request.
+fn usage(obj: &Object<'_>) -> Result<Usage, FieldError> {
+    let prompt = req_tokens(obj, "promptTokens")?;
+    let cache_read = opt_tokens(obj, "cacheReadTokens")?.unwrap_or(0);
+    let cache_write = opt_tokens(obj, "cacheWriteTokens")?.unwrap_or(0);
+    if cache_read.saturating_add(cache_write) > prompt {
+        return Err(FieldError::new(
+            "cacheReadTokens",
+            ProblemKind::BadValue(format!(
+                "cached tokens ({}) exceed promptTokens ({prompt})",
+                cache_read.saturating_add(cache_write)
+            )),
+        ));
+    }
+    let source = match opt_str(obj, "tokenSource")? {
+        None | Some("recorded") => TokenSource::Recorded,
+        Some("spread") => TokenSource::Spread,
+        Some("estimated") => TokenSource::Estimated,
+        Some(other) => {
+            return Err(FieldError::new(
+                "tokenSource",
+                ProblemKind::BadValue(format!(
+                    "unknown source {other:?} (expected recorded, spread or estimated)"
+                )),
+            ))
+        }
+    };
+    Ok(Usage {
+        input: prompt - cache_read - cache_write,
+        cache_write,
+        cache_read,
+        output: req_tokens(obj, "completionTokens")?,
+        source,
+    })
+}
+
 /// A todo id: harnesses write strings and integers; both name the same todo.
 fn todo_id(obj: &Object<'_>, key: &str) -> Result<Option<String>, FieldError> {
     match obj.get(key) {
@@ -285,7 +340,16 @@ fn known_fields(kind: &EventKind) -> &'static [&'static str] {
             "paths",
             "verification",
         ],
-        EventKind::ModelUsage { .. } => &["promptTokens", "completionTokens"],
+        EventKind::ModelRequest(Request { usage: Some(_), .. }) => &[
+            "promptTokens",
+            "completionTokens",
+            "cacheReadTokens",
+            "cacheWriteTokens",
+            "tokenSource",
+            "model",
+            "costUsd",
+        ],
+        EventKind::ModelRequest(_) => &["model", "costUsd"],
         EventKind::Directive(_) => &["source", "requiredNextAction", "family", "state", "text"],
         EventKind::Dedup { .. } => &["callId", "family"],
         EventKind::Compaction { .. } => &["beforeTokens", "afterTokens"],

@@ -126,10 +126,8 @@ pub enum Step<'a> {
         outcome: Outcome,
         raw: &'a ToolResult,
     },
-    Usage {
-        prompt_tokens: u64,
-        completion_tokens: u64,
-    },
+    /// A model request, with its usage when recorded.
+    Request(Option<&'a Usage>),
     Directive(&'a Directive),
     Dedup {
         call: Option<Arc<CallInfo>>,
@@ -207,13 +205,7 @@ impl RunState {
                     raw: result,
                 }
             }
-            EventKind::ModelUsage {
-                prompt_tokens,
-                completion_tokens,
-            } => Step::Usage {
-                prompt_tokens: *prompt_tokens,
-                completion_tokens: *completion_tokens,
-            },
+            EventKind::ModelRequest(r) => Step::Request(r.usage.as_ref()),
             EventKind::Directive(d) => Step::Directive(d),
             EventKind::Dedup { call_id, family } => Step::Dedup {
                 call: call_id.as_ref().and_then(|id| self.calls.get(id).cloned()),

@@ -29,6 +29,8 @@
 //! | `firings` | u32 | how many times it fired in this run |
 //! | `terminal` | bool | any of its firings is terminal (would have ended the run) |
 //! | `tokens_saved` | u64 | tokens this guard alone would have saved (`savings.by_guard`, 0 if absent) |
+//! | `cost_saved_usd` | f64, null if the run has no priced request | dollars this guard alone would have saved |
+//! | `run_cost_usd` | f64, null if the run has no priced request | what the run cost (`cost_usd`), for shares |
 //!
 //! `runs_frame`:
 //!
@@ -45,6 +47,15 @@
 //! | `tokens_saved_combined` | u64 | tokens all guards together would have saved |
 //! | `firings` | u32 | firings of all guards in this run |
 //! | `skipped_records` | u64 | bad input records skipped (lenient mode) |
+//! | `tokens_recorded` | u64 | tokens read from the log |
+//! | `tokens_estimated` | u64 | tokens estimated where the log records no usage |
+//! | `tokens_input` | u64 | recorded prompt tokens read fresh |
+//! | `tokens_cache_write` | u64 | recorded prompt tokens written to the provider's cache |
+//! | `tokens_cache_read` | u64 | recorded prompt tokens read from the provider's cache |
+//! | `tokens_output` | u64 | recorded completion tokens |
+//! | `cost_usd` | f64, null if no request is priced | dollars over the priced requests |
+//! | `cost_saved_usd_combined` | f64, null if no request is priced | dollars all guards together would have saved |
+//! | `cost_unpriced_tokens` | u64 | tokens of requests whose model has no price |
 
 use super::{Report, RunReport};
 use crate::guards::registry;
@@ -71,10 +82,21 @@ pub mod col {
     pub const CUT_AT_TURN: &str = "cut_at_turn";
     pub const TOKENS_SAVED_COMBINED: &str = "tokens_saved_combined";
     pub const SKIPPED_RECORDS: &str = "skipped_records";
+    pub const COST_SAVED_USD: &str = "cost_saved_usd";
+    pub const RUN_COST_USD: &str = "run_cost_usd";
+    pub const TOKENS_RECORDED: &str = "tokens_recorded";
+    pub const TOKENS_ESTIMATED: &str = "tokens_estimated";
+    pub const TOKENS_INPUT: &str = "tokens_input";
+    pub const TOKENS_CACHE_WRITE: &str = "tokens_cache_write";
+    pub const TOKENS_CACHE_READ: &str = "tokens_cache_read";
+    pub const TOKENS_OUTPUT: &str = "tokens_output";
+    pub const COST_USD: &str = "cost_usd";
+    pub const COST_SAVED_USD_COMBINED: &str = "cost_saved_usd_combined";
+    pub const COST_UNPRICED_TOKENS: &str = "cost_unpriced_tokens";
 }
 
 /// The columns of [`guards_frame`], in order.
-pub const GUARDS_COLUMNS: [&str; 11] = [
+pub const GUARDS_COLUMNS: [&str; 13] = [
     col::PROJECT,
     col::RUN_ID,
     col::SESSION,
@@ -86,10 +108,12 @@ pub const GUARDS_COLUMNS: [&str; 11] = [
     col::FIRINGS,
     col::TERMINAL,
     col::TOKENS_SAVED,
+    col::COST_SAVED_USD,
+    col::RUN_COST_USD,
 ];
 
 /// The columns of [`runs_frame`], in order.
-pub const RUNS_COLUMNS: [&str; 11] = [
+pub const RUNS_COLUMNS: [&str; 20] = [
     col::PROJECT,
     col::RUN_ID,
     col::SESSION,
@@ -101,6 +125,15 @@ pub const RUNS_COLUMNS: [&str; 11] = [
     col::TOKENS_SAVED_COMBINED,
     col::FIRINGS,
     col::SKIPPED_RECORDS,
+    col::TOKENS_RECORDED,
+    col::TOKENS_ESTIMATED,
+    col::TOKENS_INPUT,
+    col::TOKENS_CACHE_WRITE,
+    col::TOKENS_CACHE_READ,
+    col::TOKENS_OUTPUT,
+    col::COST_USD,
+    col::COST_SAVED_USD_COMBINED,
+    col::COST_UNPRICED_TOKENS,
 ];
 
 /// File names [`write_tables`] writes, in order.
@@ -143,6 +176,8 @@ pub fn guards_frame(report: &Report) -> PolarsResult<DataFrame> {
     let mut firings = Vec::with_capacity(rows);
     let mut terminal = Vec::with_capacity(rows);
     let mut tokens_saved = Vec::with_capacity(rows);
+    let mut cost_saved_usd: Vec<Option<f64>> = Vec::with_capacity(rows);
+    let mut run_cost_usd: Vec<Option<f64>> = Vec::with_capacity(rows);
     for run in runs {
         let run_session = to_u32(run.session, "session", run)?;
         for entry in &guards {
@@ -161,6 +196,13 @@ pub fn guards_frame(report: &Report) -> PolarsResult<DataFrame> {
             firings.push(to_u32(own.len(), "firing count", run)?);
             terminal.push(own.iter().any(|f| f.effect == "terminal"));
             tokens_saved.push(run.savings.by_guard.get(id).copied().unwrap_or(0));
+            cost_saved_usd.push(
+                run.savings
+                    .cost_saved_usd
+                    .as_ref()
+                    .map(|c| c.by_guard.get(id).copied().unwrap_or(0.0)),
+            );
+            run_cost_usd.push(run.cost_usd);
         }
     }
     DataFrame::new(
@@ -177,6 +219,8 @@ pub fn guards_frame(report: &Report) -> PolarsResult<DataFrame> {
             Column::new(col::FIRINGS.into(), firings),
             Column::new(col::TERMINAL.into(), terminal),
             Column::new(col::TOKENS_SAVED.into(), tokens_saved),
+            Column::new(col::COST_SAVED_USD.into(), cost_saved_usd),
+            Column::new(col::RUN_COST_USD.into(), run_cost_usd),
         ],
     )
 }
@@ -195,6 +239,7 @@ pub fn runs_frame(report: &Report) -> PolarsResult<DataFrame> {
     }
     let strs = |f: fn(&RunReport) -> &str| runs.iter().map(|r| f(r)).collect::<Vec<&str>>();
     let u64s = |f: fn(&RunReport) -> u64| runs.iter().map(|r| f(r)).collect::<Vec<u64>>();
+    let dollars = |f: fn(&RunReport) -> Option<f64>| runs.iter().map(|r| f(r)).collect::<Vec<_>>();
     let cut_at_turn: Vec<Option<u32>> = runs.iter().map(|r| r.savings.cut_at_turn).collect();
     DataFrame::new(
         rows,
@@ -213,6 +258,27 @@ pub fn runs_frame(report: &Report) -> PolarsResult<DataFrame> {
             ),
             Column::new(col::FIRINGS.into(), firings),
             Column::new(col::SKIPPED_RECORDS.into(), u64s(|r| r.input.skipped)),
+            Column::new(col::TOKENS_RECORDED.into(), u64s(|r| r.tokens_recorded)),
+            Column::new(col::TOKENS_ESTIMATED.into(), u64s(|r| r.tokens_estimated)),
+            Column::new(col::TOKENS_INPUT.into(), u64s(|r| r.tokens_by_kind.input)),
+            Column::new(
+                col::TOKENS_CACHE_WRITE.into(),
+                u64s(|r| r.tokens_by_kind.cache_write),
+            ),
+            Column::new(
+                col::TOKENS_CACHE_READ.into(),
+                u64s(|r| r.tokens_by_kind.cache_read),
+            ),
+            Column::new(col::TOKENS_OUTPUT.into(), u64s(|r| r.tokens_by_kind.output)),
+            Column::new(col::COST_USD.into(), dollars(|r| r.cost_usd)),
+            Column::new(
+                col::COST_SAVED_USD_COMBINED.into(),
+                dollars(|r| r.savings.cost_saved_usd.as_ref().map(|c| c.combined)),
+            ),
+            Column::new(
+                col::COST_UNPRICED_TOKENS.into(),
+                u64s(|r| r.cost_unpriced_tokens),
+            ),
         ],
     )
 }

@@ -15,7 +15,7 @@ pub mod review;
 pub mod table;
 pub mod tables;
 
-use crate::cost::{cost, RunCost};
+use crate::cost::{cost, Prices, RunCost, TokensByKind};
 use crate::guards::{registry, Effect};
 use crate::ingest::Problems;
 use crate::model::{sum_tokens, LedgerStatus};
@@ -42,8 +42,29 @@ pub struct RunReport {
     pub run_id: String,
     /// 1-based session number within the project.
     pub session: usize,
+    /// Model requests the log records (every agent thread's).
     pub turns: usize,
+    /// `tokens_recorded + tokens_estimated`.
     pub tokens_total: u64,
+    /// Read from the log (per request, or a run total spread over its requests).
+    #[serde(default)]
+    pub tokens_recorded: u64,
+    /// Estimated by hindsight where the log records no usage (docs/COUNTERFACTUAL.md).
+    #[serde(default)]
+    pub tokens_estimated: u64,
+    #[serde(default)]
+    pub tokens_by_kind: TokensByKind,
+    /// Dollars over the priced requests; `null` when none could be priced.
+    #[serde(default)]
+    pub cost_usd: Option<f64>,
+    /// The part of `cost_usd` the log itself recorded.
+    #[serde(default)]
+    pub cost_recorded_usd: f64,
+    /// Tokens of requests with no price (`unpriced_models` names their models).
+    #[serde(default)]
+    pub cost_unpriced_tokens: u64,
+    #[serde(default)]
+    pub unpriced_models: Vec<String>,
     pub ledger: LedgerReport,
     pub firings: Vec<FiringReport>,
     pub savings: Savings,
@@ -72,13 +93,22 @@ pub struct FiringReport {
     pub detail: Option<String>,
 }
 
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct Savings {
     /// Each guard alone, the others as recorded.
     pub by_guard: BTreeMap<String, u64>,
-    /// All guards together; the earliest terminal firing truncates the rest.
+    /// All guards together; the main agent's earliest terminal firing truncates the rest.
     pub combined: u64,
     pub cut_at_turn: Option<u32>,
+    /// The same in dollars, over the priced requests; `null` when none is priced.
+    #[serde(default)]
+    pub cost_saved_usd: Option<CostSaved>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct CostSaved {
+    pub by_guard: BTreeMap<String, f64>,
+    pub combined: f64,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
@@ -108,23 +138,37 @@ pub struct Summary {
     pub runs: usize,
     pub turns: usize,
     pub tokens_total: u64,
+    #[serde(default)]
+    pub tokens_estimated: u64,
     pub tokens_saved_combined: u64,
+    /// Dollars over the priced requests of every run; `null` when none is priced.
+    #[serde(default)]
+    pub cost_usd: Option<f64>,
+    #[serde(default)]
+    pub cost_saved_usd_combined: Option<f64>,
+    #[serde(default)]
+    pub cost_unpriced_tokens: u64,
     pub skipped_records: u64,
     pub guards: Vec<GuardSummary>,
 }
 
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct GuardSummary {
     pub guard: String,
     pub work_order: String,
     pub runs_fired: usize,
     pub firings: usize,
     pub tokens_saved: u64,
+    #[serde(default)]
+    pub cost_saved_usd: Option<f64>,
 }
 
 impl Report {
-    pub fn build(runs: &[RunReplay]) -> Self {
-        let runs: Vec<RunReport> = runs.iter().map(|r| run_report(r, &cost(r))).collect();
+    pub fn build(runs: &[RunReplay], prices: &Prices) -> Self {
+        let runs: Vec<RunReport> = runs
+            .iter()
+            .map(|r| run_report(r, &cost(r, prices)))
+            .collect();
         let summary = summarize(&runs);
         Self {
             format: REPORT_FORMAT,
@@ -163,12 +207,20 @@ fn run_report(run: &RunReplay, cost: &RunCost) -> RunReport {
         .and_then(|m| m.get("finalized"))
         .and_then(|v| v.as_str())
         .map_or_else(|| recorded.to_string(), str::to_string);
+    let priced = cost.spend.priced_requests > 0;
     RunReport {
         project: run.project.clone(),
         run_id: run.run_id.clone(),
         session: run.session_index + 1,
-        turns: run.turns.len(),
+        turns: cost.requests,
         tokens_total: cost.tokens_total,
+        tokens_recorded: cost.tokens_recorded,
+        tokens_estimated: cost.tokens_estimated,
+        tokens_by_kind: cost.by_kind,
+        cost_usd: priced.then(|| dollars(cost.spend.usd)),
+        cost_recorded_usd: dollars(cost.spend.recorded_usd),
+        cost_unpriced_tokens: cost.spend.unpriced_tokens,
+        unpriced_models: cost.spend.unpriced_models.iter().cloned().collect(),
         ledger: LedgerReport {
             recorded: recorded.to_string(),
             finalized,
@@ -193,10 +245,18 @@ fn run_report(run: &RunReplay, cost: &RunCost) -> RunReport {
             by_guard: cost
                 .by_guard
                 .iter()
-                .map(|(g, t)| (g.to_string(), *t))
+                .map(|(g, s)| (g.to_string(), s.tokens))
                 .collect(),
-            combined: cost.combined,
+            combined: cost.combined.tokens,
             cut_at_turn: cost.cut_at,
+            cost_saved_usd: priced.then(|| CostSaved {
+                by_guard: cost
+                    .by_guard
+                    .iter()
+                    .map(|(g, s)| (g.to_string(), dollars(s.usd)))
+                    .collect(),
+                combined: dollars(cost.combined.usd),
+            }),
         },
         metrics: run.metrics.clone(),
         input: InputReport {
@@ -238,6 +298,12 @@ fn summarize(runs: &[RunReport]) -> Summary {
                     runs.iter()
                         .filter_map(|r| r.savings.by_guard.get(id).copied()),
                 ),
+                cost_saved_usd: dollar_sum(runs.iter().map(|r| {
+                    r.savings
+                        .cost_saved_usd
+                        .as_ref()
+                        .map(|c| c.by_guard.get(id).copied().unwrap_or(0.0))
+                })),
             }
         })
         .collect();
@@ -246,10 +312,31 @@ fn summarize(runs: &[RunReport]) -> Summary {
         runs: runs.len(),
         turns: runs.iter().map(|r| r.turns).sum(),
         tokens_total: sum_tokens(runs.iter().map(|r| r.tokens_total)),
+        tokens_estimated: sum_tokens(runs.iter().map(|r| r.tokens_estimated)),
         tokens_saved_combined: sum_tokens(runs.iter().map(|r| r.savings.combined)),
+        cost_usd: dollar_sum(runs.iter().map(|r| r.cost_usd)),
+        cost_saved_usd_combined: dollar_sum(
+            runs.iter()
+                .map(|r| r.savings.cost_saved_usd.as_ref().map(|c| c.combined)),
+        ),
+        cost_unpriced_tokens: sum_tokens(runs.iter().map(|r| r.cost_unpriced_tokens)),
         skipped_records: runs.iter().map(|r| r.input.skipped).sum(),
         guards,
     }
+}
+
+/// Dollars as reported: rounded to a millionth of a dollar, so reports diff cleanly.
+fn dollars(usd: f64) -> f64 {
+    (usd * 1e6).round() / 1e6
+}
+
+/// The sum of the figures that exist; `None` when none does (nothing was priced).
+fn dollar_sum(figures: impl IntoIterator<Item = Option<f64>>) -> Option<f64> {
+    figures
+        .into_iter()
+        .flatten()
+        .fold(None, |sum, x| Some(sum.unwrap_or(0.0) + x))
+        .map(dollars)
 }
 
 /// Output formats of `hindsight replay`.

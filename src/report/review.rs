@@ -1,7 +1,7 @@
 //! The work-order review document: the charts and the corpus tables, as Markdown (charts
 //! linked) and as one self-contained HTML page (charts inlined as SVG, no network).
 
-use super::tables::{all, skipped_note, thousands, TableModel};
+use super::tables::{all, cost_cell, notes, thousands, TableModel};
 use super::Report;
 use std::io::Write;
 
@@ -33,12 +33,15 @@ pub struct DataFile {
 fn headline(report: &Report) -> String {
     let s = &report.summary;
     format!(
-        "{} runs of {} projects, {} turns, {} tokens recorded; all guards together would have saved {} tokens.",
+        "{} runs of {} projects, {} turns, {} tokens ({} estimated), cost {}; all guards together would have saved {} tokens ({}).",
         s.runs,
         s.projects,
         s.turns,
         thousands(s.tokens_total),
-        thousands(s.tokens_saved_combined)
+        thousands(s.tokens_estimated),
+        cost_cell(s.cost_usd, s.cost_unpriced_tokens),
+        thousands(s.tokens_saved_combined),
+        cost_cell(s.cost_saved_usd_combined, s.cost_unpriced_tokens)
     )
 }
 
@@ -146,7 +149,7 @@ pub fn html(
     for model in all(report) {
         html_table(&model, out)?;
     }
-    if let Some(note) = skipped_note(report) {
+    for note in notes(report) {
         writeln!(out, "<p><em>{}</em></p>", esc(&note))?;
     }
     writeln!(out, "</body>\n</html>")

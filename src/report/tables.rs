@@ -46,9 +46,11 @@ fn runs(report: &Report) -> TableModel {
             "run",
             "turns",
             "tokens",
+            "cost",
             "ledger recorded → finalized",
             "cut at",
             "saved (combined)",
+            "saved $",
         ],
         rows: report
             .runs
@@ -58,16 +60,21 @@ fn runs(report: &Report) -> TableModel {
                     r.project.clone(),
                     r.run_id.clone(),
                     r.turns.to_string(),
-                    thousands(r.tokens_total),
+                    tokens_cell(r.tokens_total, r.tokens_estimated),
+                    cost_cell(r.cost_usd, r.cost_unpriced_tokens),
                     format!("{} → {}", r.ledger.recorded, r.ledger.finalized),
                     r.savings
                         .cut_at_turn
                         .map_or_else(|| "-".into(), |t| t.to_string()),
                     thousands(r.savings.combined),
+                    cost_cell(
+                        r.savings.cost_saved_usd.as_ref().map(|c| c.combined),
+                        r.cost_unpriced_tokens,
+                    ),
                 ]
             })
             .collect(),
-        numeric: vec![2, 3, 5, 6],
+        numeric: vec![2, 3, 4, 6, 7, 8],
     }
 }
 
@@ -138,6 +145,7 @@ fn guards(report: &Report) -> TableModel {
                 g.runs_fired.to_string(),
                 g.firings.to_string(),
                 thousands(g.tokens_saved),
+                cost_cell(g.cost_saved_usd, s.cost_unpriced_tokens),
             ]
         })
         .collect();
@@ -147,13 +155,15 @@ fn guards(report: &Report) -> TableModel {
         "-".into(),
         "-".into(),
         thousands(s.tokens_saved_combined),
+        cost_cell(s.cost_saved_usd_combined, s.cost_unpriced_tokens),
     ]);
     TableModel {
         title: format!(
-            "Guards over {} runs, {} turns, {} tokens",
+            "Guards over {} runs, {} turns, {} tokens, {}",
             s.runs,
             s.turns,
-            thousands(s.tokens_total)
+            tokens_cell(s.tokens_total, s.tokens_estimated),
+            cost_cell(s.cost_usd, s.cost_unpriced_tokens)
         ),
         headers: vec![
             "guard",
@@ -161,18 +171,61 @@ fn guards(report: &Report) -> TableModel {
             "runs fired",
             "firings",
             "tokens saved (alone)",
+            "$ saved (alone)",
         ],
         rows,
-        numeric: vec![2, 3, 4],
+        numeric: vec![2, 3, 4, 5],
     }
 }
 
-/// The line that says input was skipped, if any was.
-pub fn skipped_note(report: &Report) -> Option<String> {
-    let n = report.summary.skipped_records;
-    (n > 0).then(|| {
-        format!(
+/// A token count, marked `~` when part of it is estimated rather than recorded.
+fn tokens_cell(total: u64, estimated: u64) -> String {
+    if estimated > 0 {
+        format!("~{}", thousands(total))
+    } else {
+        thousands(total)
+    }
+}
+
+/// Dollars to the cent (`<$0.01` for less), `n/a` when nothing was priced, `≥` when part
+/// of the tokens have no price.
+pub fn cost_cell(usd: Option<f64>, unpriced_tokens: u64) -> String {
+    let Some(usd) = usd else {
+        return "n/a".into();
+    };
+    let shown = if usd > 0.0 && usd < 0.005 {
+        "<$0.01".to_string()
+    } else {
+        format!("${usd:.2}")
+    };
+    if unpriced_tokens > 0 {
+        format!("≥{shown}")
+    } else {
+        shown
+    }
+}
+
+/// The lines under the tables: what the marks mean and what input was skipped.
+pub fn notes(report: &Report) -> Vec<String> {
+    let s = &report.summary;
+    let mut notes = Vec::new();
+    if s.tokens_estimated > 0 {
+        notes.push(format!(
+            "~ {} of the tokens are estimated, not recorded (tokens_estimated in --format json)",
+            thousands(s.tokens_estimated)
+        ));
+    }
+    if s.cost_unpriced_tokens > 0 {
+        notes.push(format!(
+            "n/a, ≥ {} tokens have no price (unpriced_models in --format json; --prices FILE)",
+            thousands(s.cost_unpriced_tokens)
+        ));
+    }
+    let n = s.skipped_records;
+    if n > 0 {
+        notes.push(format!(
             "{n} input records skipped (details: --format json, input.problems; --strict to fail)"
-        )
-    })
+        ));
+    }
+    notes
 }

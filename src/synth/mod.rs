@@ -13,7 +13,7 @@ mod session;
 pub use corpus::{write_corpus, SynthOptions, SynthSummary};
 
 use crate::ingest::{events::read_events, IngestStats, LoadedRun, Policy, Problems};
-use crate::model::LedgerStatus;
+use crate::model::{LedgerStatus, TokenSource};
 use serde_json::{json, Value};
 use std::fs;
 use std::path::Path;
@@ -299,11 +299,36 @@ pub fn event_json(e: &crate::model::Event) -> Value {
             "durationMs": r.duration_ms, "mutation": r.mutation, "paths": r.paths,
             "verification": r.verification})
         }
-        K::ModelUsage {
-            prompt_tokens,
-            completion_tokens,
-        } => json!({"type": "model_usage",
-            "promptTokens": prompt_tokens, "completionTokens": completion_tokens}),
+        K::ModelRequest(r) => {
+            let mut v = match &r.usage {
+                None => json!({"type": "model_request"}),
+                Some(u) => json!({"type": "model_usage",
+                    "promptTokens": u.prompt(), "completionTokens": u.output}),
+            };
+            let u = r.usage.unwrap_or_default();
+            let optional = [
+                (
+                    "cacheReadTokens",
+                    (u.cache_read > 0).then(|| json!(u.cache_read)),
+                ),
+                (
+                    "cacheWriteTokens",
+                    (u.cache_write > 0).then(|| json!(u.cache_write)),
+                ),
+                (
+                    "tokenSource",
+                    (u.source != TokenSource::Recorded).then(|| json!(u.source.as_str())),
+                ),
+                ("model", r.model.as_ref().map(|m| json!(m))),
+                ("costUsd", r.cost_usd.map(|c| json!(c))),
+            ];
+            for (key, value) in optional {
+                if let Some(value) = value {
+                    v[key] = value;
+                }
+            }
+            v
+        }
         K::Directive(d) => json!({"type": "directive", "source": d.source,
             "requiredNextAction": d.required_next_action, "family": d.family, "state": d.state,
             "text": d.text}),

@@ -80,20 +80,25 @@ impl Builder {
         self.push("main", EventKind::SessionStart { cwd });
     }
 
-    /// A model request: starts the next turn, with its token usage when recorded.
+    /// A model request known by its prompt and completion totals: starts the next turn.
     pub fn request(&mut self, agent: &str, usage: Option<(u64, u64)>) {
+        self.model_request(
+            agent,
+            Request {
+                usage: usage.map(|(p, c)| Usage::totals(p, c)),
+                ..Request::default()
+            },
+        );
+    }
+
+    /// A model request: starts the next turn, with what the log records of it (usage by
+    /// kind, model, cost). Every request is recorded, usage or not: turns are requests.
+    pub fn model_request(&mut self, agent: &str, request: Request) {
         self.turn += 1;
-        if let Some((prompt, completion)) = usage {
-            self.push(
-                agent,
-                EventKind::ModelUsage {
-                    prompt_tokens: prompt,
-                    completion_tokens: completion,
-                },
-            );
-        }
+        let prompt = request.usage.map(|u| u.prompt());
+        self.push(agent, EventKind::ModelRequest(request));
         if agent == "main" {
-            self.snapshot(usage.map(|(p, _)| p));
+            self.snapshot(prompt);
         }
     }
 

@@ -4,7 +4,7 @@
 //! this module reads only these types, so the charts can be tested on hand-made data.
 
 use crate::config::Config;
-use crate::cost::turn_tokens;
+use crate::cost::request_tokens;
 use crate::replay::RunReplay;
 use crate::report::Report;
 use std::collections::BTreeMap;
@@ -128,12 +128,8 @@ fn run_chart(replay: &RunReplay, cut_at: Option<u32>, thresholds: Thresholds) ->
         // The project's own directory name: a path given on the command line (absolute, or
         // this machine's) never reaches chart titles or file names.
         name: format!("{}/{}", last_component(&replay.project), replay.run_id),
-        tokens: replay
-            .turns
-            .iter()
-            .map(|t| (t.turn, turn_tokens(t)))
-            .collect(),
-        measured: replay.turns.iter().any(|t| t.usage.is_some()),
+        tokens: tokens_by_turn(replay),
+        measured: replay.turns.iter().any(|t| t.recorded.usage.is_some()),
         marks: replay
             .firings
             .iter()
@@ -148,6 +144,16 @@ fn run_chart(replay: &RunReplay, cut_at: Option<u32>, thresholds: Thresholds) ->
         rounds,
         thresholds,
     }
+}
+
+/// Tokens of each turn's requests (every thread's), in turn order.
+fn tokens_by_turn(replay: &RunReplay) -> Vec<(u32, u64)> {
+    let mut by_turn: BTreeMap<u32, u64> = BTreeMap::new();
+    for t in replay.turns.iter().filter(|t| t.request) {
+        let tokens = by_turn.entry(t.turn).or_default();
+        *tokens = tokens.saturating_add(request_tokens(t).0);
+    }
+    by_turn.into_iter().collect()
 }
 
 fn last_component(project: &str) -> &str {

@@ -1,0 +1,230 @@
+//! Token prices by model: a small built-in table for the models in the shipped corpora and
+//! the format samples, and `--prices FILE` in the shape of LiteLLM's
+//! `model_prices_and_context_window.json` (docs/COUNTERFACTUAL.md, *Money*).
+//!
+//! A price is US dollars per token for each kind a provider bills: fresh input, cache
+//! writes, cache reads and output. A model is found by its exact name, then by the name
+//! without a provider prefix (`anthropic/claude-…`), then by a table entry whose name
+//! without its prefix is the model's; when two such entries disagree the model stays
+//! unpriced (a false split, never a false merge). A model with no price is reported as
+//! unpriced, never as free.
+
+use crate::ingest::files::read_document;
+use crate::ingest::Limits;
+use serde_json::Value;
+use std::collections::BTreeMap;
+use std::path::Path;
+
+/// US dollars per token, by kind.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Price {
+    pub input: f64,
+    pub cache_write: f64,
+    pub cache_read: f64,
+    pub output: f64,
+}
+
+impl Price {
+    /// From dollars per million tokens (how vendors list them).
+    const fn per_million(input: f64, cache_write: f64, cache_read: f64, output: f64) -> Self {
+        const M: f64 = 1_000_000.0;
+        Self {
+            input: input / M,
+            cache_write: cache_write / M,
+            cache_read: cache_read / M,
+            output: output / M,
+        }
+    }
+}
+
+/// The built-in table: vendor list prices as published in 2025 (USD per million tokens),
+/// for the models the shipped corpora and samples name. Anthropic's cache write is the
+/// 5-minute tier (1.25x input); OpenAI and DeepSeek bill no cache writes (priced as
+/// input). DeepSeek's is the list price from September 2025 on (V3.2); logs recorded
+/// earlier were billed at older prices. Models routed through aggregators at
+/// provider-dependent prices (OpenRouter's Llama 4 Maverick) are left out: give them
+/// with `--prices`.
+const BUILT_IN: &[(&str, Price)] = &[
+    ("claude-sonnet-4-5", SONNET),
+    ("claude-sonnet-4-5-20250929", SONNET),
+    ("claude-sonnet-4-20250514", SONNET),
+    ("claude-sonnet-4-0", SONNET),
+    ("claude-3-5-sonnet-20241022", SONNET),
+    ("claude-3-5-sonnet-20240620", SONNET),
+    ("gpt-5.1-codex", Price::per_million(1.25, 1.25, 0.125, 10.0)),
+    ("deepseek-chat", Price::per_million(0.28, 0.28, 0.028, 0.42)),
+];
+
+const SONNET: Price = Price::per_million(3.0, 3.75, 0.30, 15.0);
+
+/// Where the table came from, for the report.
+pub const BUILT_IN_SOURCE: &str = "built-in list prices (2025)";
+
+/// The prices in force: the built-in table, overridden entry by entry by `--prices`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Prices {
+    by_model: BTreeMap<String, Price>,
+}
+
+impl Default for Prices {
+    fn default() -> Self {
+        Self::built_in()
+    }
+}
+
+/// Why a price file could not be used; says which file, model and field.
+#[derive(Debug, thiserror::Error)]
+pub enum PricesError {
+    #[error("{0}")]
+    Read(#[from] crate::ingest::ParseError),
+    #[error("{path}: not JSON: {message}")]
+    Json { path: String, message: String },
+    #[error("{path}: expected an object of models at the top level")]
+    NotAnObject { path: String },
+    #[error("{path}: model {model:?}: field {field}: {message}")]
+    Field {
+        path: String,
+        model: String,
+        field: &'static str,
+        message: String,
+    },
+}
+
+impl Prices {
+    pub fn built_in() -> Self {
+        Self {
+            by_model: BUILT_IN
+                .iter()
+                .map(|(name, price)| (name.to_string(), *price))
+                .collect(),
+        }
+    }
+
+    /// No prices at all (every model unpriced).
+    pub fn none() -> Self {
+        Self {
+            by_model: BTreeMap::new(),
+        }
+    }
+
+    /// The built-in table with every model of the LiteLLM-shaped file at `path` added or
+    /// replaced. Entries without `input_cost_per_token` and `output_cost_per_token` (image,
+    /// audio and embedding models, LiteLLM's `sample_spec`) are not token-priced and are
+    /// passed over; a price that is present but not a non-negative number is an error.
+    pub fn with_file(mut self, path: &Path) -> Result<Self, PricesError> {
+        let shown = path.display().to_string();
+        let bytes = read_document(path, &shown, &Limits::default())?;
+        let json: Value = serde_json::from_slice(&bytes).map_err(|e| PricesError::Json {
+            path: shown.clone(),
+            message: e.to_string(),
+        })?;
+        let Value::Object(models) = json else {
+            return Err(PricesError::NotAnObject { path: shown });
+        };
+        for (model, entry) in &models {
+            if let Some(price) =
+                litellm_price(entry).map_err(|(field, message)| PricesError::Field {
+                    path: shown.clone(),
+                    model: model.clone(),
+                    field,
+                    message,
+                })?
+            {
+                self.by_model.insert(model.clone(), price);
+            }
+        }
+        Ok(self)
+    }
+
+    /// The price of `model`, if the table knows it unambiguously.
+    pub fn get(&self, model: &str) -> Option<Price> {
+        if let Some(p) = self.by_model.get(model) {
+            return Some(*p);
+        }
+        let bare = unprefixed(model);
+        if let Some(p) = self.by_model.get(bare) {
+            return Some(*p);
+        }
+        let mut found = self
+            .by_model
+            .iter()
+            .filter(|(name, _)| unprefixed(name) == bare)
+            .map(|(_, p)| *p);
+        let first = found.next()?;
+        found.all(|p| p == first).then_some(first)
+    }
+}
+
+/// `provider/model` -> `model`.
+fn unprefixed(model: &str) -> &str {
+    model.rsplit('/').next().unwrap_or(model)
+}
+
+/// One LiteLLM entry's token prices; `None` when it prices no tokens.
+fn litellm_price(entry: &Value) -> Result<Option<Price>, (&'static str, String)> {
+    let field = |key: &'static str| -> Result<Option<f64>, (&'static str, String)> {
+        match entry.get(key) {
+            None | Some(Value::Null) => Ok(None),
+            Some(v) => match v.as_f64() {
+                Some(x) if x.is_finite() && x >= 0.0 => Ok(Some(x)),
+                _ => Err((key, format!("expected a non-negative number, found {v}"))),
+            },
+        }
+    };
+    let (Some(input), Some(output)) = (
+        field("input_cost_per_token")?,
+        field("output_cost_per_token")?,
+    ) else {
+        return Ok(None);
+    };
+    Ok(Some(Price {
+        input,
+        // A provider that bills no cache writes lists none: they cost what input costs.
+        cache_write: field("cache_creation_input_token_cost")?.unwrap_or(input),
+        cache_read: field("cache_read_input_token_cost")?.unwrap_or(input),
+        output,
+    }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn finds_a_model_with_or_without_its_provider() {
+        let p = Prices::built_in();
+        assert_eq!(p.get("deepseek-chat"), p.get("deepseek/deepseek-chat"));
+        assert!(p.get("deepseek-chat").is_some());
+        assert!(p.get("openai/openrouter-llama-4-maverick").is_none());
+    }
+
+    #[test]
+    fn two_providers_at_different_prices_leave_the_model_unpriced() {
+        let mut p = Prices::none();
+        p.by_model
+            .insert("a/m".into(), Price::per_million(1.0, 1.0, 1.0, 1.0));
+        p.by_model
+            .insert("b/m".into(), Price::per_million(2.0, 2.0, 2.0, 2.0));
+        assert_eq!(p.get("m"), None);
+        p.by_model
+            .insert("b/m".into(), Price::per_million(1.0, 1.0, 1.0, 1.0));
+        assert!(p.get("m").is_some());
+    }
+
+    #[test]
+    fn litellm_entries_without_token_prices_are_passed_over() {
+        let v: Value =
+            serde_json::json!({"mode": "image_generation", "input_cost_per_pixel": 1e-8});
+        assert_eq!(litellm_price(&v), Ok(None));
+        let v: Value =
+            serde_json::json!({"input_cost_per_token": "free", "output_cost_per_token": 0});
+        assert_eq!(litellm_price(&v).unwrap_err().0, "input_cost_per_token");
+        let v: Value =
+            serde_json::json!({"input_cost_per_token": 2e-6, "output_cost_per_token": 8e-6});
+        let price = litellm_price(&v).unwrap().unwrap();
+        assert_eq!(
+            price.cache_read, 2e-6,
+            "no cache price: cache reads cost input"
+        );
+    }
+}
