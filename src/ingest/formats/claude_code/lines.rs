@@ -67,7 +67,7 @@ pub enum Item {
 }
 
 /// `message.usage`, field by field.
-#[derive(Debug, Clone, Copy, Default)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Usage {
     pub input: u64,
     pub cache_creation: u64,

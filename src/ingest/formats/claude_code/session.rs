@@ -4,13 +4,14 @@
 use super::lines::{
     assistant_blocks, exit_code, text_of, usage_of, user_items, Bad, Block, Item, Usage,
 };
+use super::threads::Threads;
 use super::{ARG_KEYS, ERRORS, TOOLS};
 use crate::ingest::error::ProblemKind;
 use crate::ingest::formats::builder::{canonical_tool, error_class, Builder};
 use crate::ingest::LoadedRun;
-use crate::model::{tokens_from_chars, Todo};
+use crate::model::{tokens_from_chars, At, Event, EventKind, Todo};
 use serde_json::{Map, Value};
-use std::collections::{HashMap, HashSet};
+use std::collections::{BTreeMap, HashMap};
 
 /// The assistant message being read: its lines may continue on the next line.
 struct Open {
@@ -20,11 +21,21 @@ struct Open {
     blocks: Vec<Block>,
 }
 
+/// A response already given a turn: the turn, and its usage as written so far.
+struct Request {
+    turn: u32,
+    usage: Option<Usage>,
+}
+
 pub struct Importer {
     pub b: Builder,
     open: Option<Open>,
     /// Assistant message ids already given a turn.
-    seen: HashSet<String>,
+    requests: HashMap<String, Request>,
+    /// Requests whose usage grew on lines after their turn was written, by turn: (agent,
+    /// usage over all their lines). Their usage events are revised at the end.
+    grown: BTreeMap<u32, (String, Usage)>,
+    threads: Threads,
     /// Canonical tool of each call id, to judge its result.
     tools: HashMap<String, String>,
     /// A compaction boundary waiting for its summary line: (preTokens, content).
@@ -38,7 +49,9 @@ impl Importer {
         Self {
             b: Builder::new(source),
             open: None,
-            seen: HashSet::new(),
+            requests: HashMap::new(),
+            grown: BTreeMap::new(),
+            threads: Threads::default(),
             tools: HashMap::new(),
             boundary: None,
             last_prompt: 0,
@@ -46,20 +59,22 @@ impl Importer {
         }
     }
 
-    /// One parsed line; nothing is applied unless the whole line is valid.
+    /// One parsed line; nothing is applied unless the whole line is valid (its thread
+    /// aside: [`Threads::join`]).
     pub fn line(&mut self, v: &Value) -> Result<(), Bad> {
         let obj = v.as_object().ok_or(Bad::line(ProblemKind::NotAnObject))?;
+        let placed = self.threads.place(obj);
+        let agent = placed.agent.clone();
+        let applied = self.apply(obj, agent);
+        self.threads.join(placed);
+        applied
+    }
+
+    fn apply(&mut self, obj: &Map<String, Value>, agent: String) -> Result<(), Bad> {
         let kind = match obj.get("type") {
             Some(Value::String(s)) => s.as_str(),
             None | Some(Value::Null) => return Err(Bad::missing("type")),
             Some(other) => return Err(Bad::wrong("type", "string", other)),
-        };
-        let agent = match obj.get("isSidechain").and_then(Value::as_bool) {
-            Some(true) => match obj.get("agentId").and_then(Value::as_str) {
-                Some(id) => format!("sidechain:{id}"),
-                None => "sidechain".to_string(),
-            },
-            _ => "main".to_string(),
         };
         let message = || match obj.get("message") {
             Some(Value::Object(m)) => Ok(m),
@@ -83,6 +98,11 @@ impl Importer {
                 .and_then(Value::as_str)
                 .or_else(|| obj.get("uuid").and_then(Value::as_str));
             let synthetic = m.get("model").and_then(Value::as_str) == Some("<synthetic>");
+            for block in &blocks {
+                if let Block::Call { id, name, args, .. } = block {
+                    self.threads.called(id, name, args);
+                }
+            }
             self.start(obj);
             self.flush_boundary();
             if !synthetic {
@@ -152,8 +172,14 @@ impl Importer {
             return;
         }
         self.close();
-        if !id.is_empty() && !self.seen.insert(id.clone()) {
-            // The same response again after other lines: no new request.
+        if let Some(request) = self.requests.get_mut(&id) {
+            // The same response again after other lines: no new request, and its usage is
+            // still the largest of each field over all its lines.
+            let merged = Usage::merge(request.usage, usage);
+            if let (Some(usage), true) = (merged, merged != request.usage) {
+                request.usage = merged;
+                self.grown.insert(request.turn, (agent.clone(), usage));
+            }
             self.emit(&agent, blocks);
         } else {
             self.open = Some(Open {
@@ -175,6 +201,13 @@ impl Importer {
             self.last_prompt = prompt;
         }
         self.b.request(&open.agent, usage);
+        if !open.id.is_empty() {
+            let request = Request {
+                turn: self.b.turn(),
+                usage: open.usage,
+            };
+            self.requests.insert(open.id, request);
+        }
         self.emit(&open.agent, open.blocks);
     }
 
@@ -223,6 +256,7 @@ impl Importer {
                     output,
                     is_error,
                 } => {
+                    self.threads.answered(&id);
                     let shell = self.tools.get(&id).is_some_and(|t| t == "shell");
                     let failed = is_error || (shell && exit_code(&output).is_some_and(|c| c != 0));
                     let class = if failed {
@@ -250,7 +284,44 @@ impl Importer {
     pub fn finish(mut self) -> LoadedRun {
         self.close();
         self.flush_boundary();
-        self.b.finish()
+        let mut run = self.b.finish();
+        for (turn, (agent, usage)) in self.grown {
+            revise(&mut run.events, turn, &agent, usage);
+        }
+        run
+    }
+}
+
+/// Gives the request of `turn` the usage of all its lines (some came after its turn was
+/// written): its usage event is replaced, or added first in its turn if it had none.
+fn revise(events: &mut Vec<Event>, turn: u32, agent: &str, usage: Usage) {
+    let kind = EventKind::ModelUsage {
+        prompt_tokens: usage.prompt(),
+        completion_tokens: usage.output,
+    };
+    let recorded = events
+        .iter_mut()
+        .find(|e| e.at.turn == turn && matches!(e.kind, EventKind::ModelUsage { .. }));
+    if let Some(event) = recorded {
+        event.kind = kind;
+        return;
+    }
+    let at = events
+        .iter()
+        .position(|e| e.at.turn >= turn)
+        .unwrap_or(events.len());
+    let event = Event {
+        at: At {
+            turn,
+            seq: 0,
+            session: 1,
+            agent: agent.to_string(),
+        },
+        kind,
+    };
+    events.insert(at, event);
+    for (i, event) in events.iter_mut().enumerate().skip(at) {
+        event.at.seq = i as u64 + 1;
     }
 }
 
