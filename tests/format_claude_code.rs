@@ -204,17 +204,19 @@ fn a_bash_exit_code_fails_the_result_even_without_is_error() {
     assert_eq!(class, Some(ErrorClass::Failed));
 }
 
+/// The sub-agent's lines name no `agentId`: its thread is named by the `Task` call whose
+/// prompt its first line holds (tests/format_claude_code_counts.rs has two at once).
 #[test]
 fn sidechain_work_is_another_agent() {
     let run = load(STUCK);
     let stuck = outcomes(&run);
     for id in ["toolu_01Gr1", "toolu_01Rd2"] {
-        assert_eq!(stuck[id].1, "sidechain", "{id}");
+        assert_eq!(stuck[id].1, "sidechain:toolu_01Tk1", "{id}");
     }
     assert_eq!(stuck["toolu_01Tk1"].1, "main");
     let side_turns = usage(&run.events)
         .iter()
-        .filter(|u| u.1 == "sidechain")
+        .filter(|u| u.1 == "sidechain:toolu_01Tk1")
         .count();
     assert_eq!(side_turns, 3);
 }
@@ -304,7 +306,7 @@ fn guards_fire_on_the_stale_edit_loop_and_the_failing_tests() {
     assert!(stuck
         .firings
         .iter()
-        .all(|f| f.agent == "main" || f.agent == "sidechain"));
+        .all(|f| f.agent == "main" || f.agent == "sidechain:toolu_01Tk1"));
     let healthy = replayer.replay(&load(HEALTHY));
     assert!(!healthy
         .firings
@@ -381,7 +383,12 @@ fn cli_replays_the_fixtures_strictly() {
         String::from_utf8_lossy(&out.stderr)
     );
     let report: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json");
-    let runs = report["runs"].as_array().expect("runs");
+    let runs: Vec<&serde_json::Value> = report["runs"]
+        .as_array()
+        .expect("runs")
+        .iter()
+        .filter(|r| r["project"] == DIR)
+        .collect();
     let ids: Vec<&str> = runs
         .iter()
         .map(|r| r["run_id"].as_str().unwrap_or(""))

@@ -23,6 +23,37 @@ pub struct IngestStats {
     pub unknown_types: BTreeMap<String, u64>,
     /// Fields not in the documented shape, as `type.field`.
     pub unknown_fields: BTreeMap<String, u64>,
+    /// A session that starts with a copy of another's entries (a branched pi session):
+    /// they seed the context but are not counted again as turns or tokens.
+    pub copied: Option<Copied>,
+    /// Entries on branches the session left (a pi branch tree): not replayed, and their
+    /// spend not counted in the run's.
+    pub abandoned: Option<Abandoned>,
+}
+
+/// The entries a session copied from the one it was branched from, and what they held.
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct Copied {
+    /// The session they came from, as a run id (the file name the header names, without
+    /// its folder and `.jsonl`).
+    pub from: String,
+    pub entries: u64,
+    /// Model requests among them.
+    pub turns: u64,
+    /// Their recorded tokens, prompt and completion.
+    pub tokens: u64,
+}
+
+/// The entries of a session on branches it left, and what they held.
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct Abandoned {
+    /// Branches left: entries off the replayed branch whose parent is on it (or none).
+    pub branches: u64,
+    pub entries: u64,
+    /// Model requests among them.
+    pub turns: u64,
+    /// Their recorded tokens, prompt and completion.
+    pub tokens: u64,
 }
 
 /// Reads every record of an events stream, recording problems as it goes, with the

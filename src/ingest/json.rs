@@ -260,10 +260,11 @@ pub fn opt_bool(obj: &Object<'_>, key: &str) -> Result<Option<bool>, FieldError>
         .transpose()
 }
 
+/// A number, integer or not (`0` is as good a cost as `0.0`).
 pub fn opt_f64(obj: &Object<'_>, key: &str) -> Result<Option<f64>, FieldError> {
     present(obj, key)
         .map(|v| {
-            v.as_f64()
+            v.cast_f64()
                 .filter(|f| f.is_finite())
                 .ok_or_else(|| wrong(key, "finite number", v))
         })

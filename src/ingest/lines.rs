@@ -6,7 +6,7 @@
 //! long.
 
 use super::files::BOM;
-use std::io::{self, BufRead, Read};
+use std::io::{self, BufRead, Read, Seek};
 
 /// One line of a JSONL file.
 pub struct Line<'a> {
@@ -88,6 +88,15 @@ impl<R: BufRead> LineReader<R> {
             raw_len,
             too_long,
         }))
+    }
+}
+
+impl<R: BufRead + Seek> LineReader<R> {
+    /// The same file again from its first line, for a second pass over it.
+    pub fn rewound(mut self) -> io::Result<Self> {
+        self.reader.rewind()?;
+        self.number = 0;
+        Ok(self)
     }
 }
 

@@ -20,7 +20,7 @@ pub use discover::{
     discover, discover_as, discover_with, display, Discovery, ProjectSource, RunSource,
 };
 pub use error::{ParseError, Policy, ProblemKind, Problems};
-pub use events::IngestStats;
+pub use events::{Abandoned, Copied, IngestStats};
 pub use files::Limits;
 use files::{io_problem, is_there, open_regular, read_document};
 pub use formats::InputFormat;

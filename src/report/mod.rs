@@ -17,7 +17,7 @@ pub mod tables;
 
 use crate::cost::{cost, Prices, RunCost, TokensByKind};
 use crate::guards::{registry, Effect};
-use crate::ingest::Problems;
+use crate::ingest::{Abandoned, Copied, Problems};
 use crate::model::{sum_tokens, LedgerStatus};
 use crate::replay::RunReplay;
 use serde::{Deserialize, Serialize};
@@ -120,6 +120,14 @@ pub struct InputReport {
     pub problems: Vec<String>,
     pub unknown_types: BTreeMap<String, u64>,
     pub unknown_fields: BTreeMap<String, u64>,
+    /// A branched session's copy of the session it came from: context only, not counted
+    /// in `turns` or `tokens_total` (absent when the session names none).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub copied: Option<Copied>,
+    /// Entries on branches the session left: not replayed, not counted in `turns` or
+    /// `tokens_total` (absent unless the session is a tree with branches).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub abandoned: Option<Abandoned>,
 }
 
 /// Paths no run could be read from: a directory that cannot be listed, a FIFO where a
@@ -271,6 +279,8 @@ fn run_report(run: &RunReplay, cost: &RunCost) -> RunReport {
                 .collect(),
             unknown_types: run.stats.unknown_types.clone(),
             unknown_fields: run.stats.unknown_fields.clone(),
+            copied: run.stats.copied.clone(),
+            abandoned: run.stats.abandoned.clone(),
         },
     }
 }

@@ -203,6 +203,12 @@ impl Builder {
                 after_tokens,
             },
         );
+        self.restart_history(summary);
+    }
+
+    /// The history restarts from a summary, with no event: a compaction copied from
+    /// another session, which counted it already.
+    pub fn restart_history(&mut self, summary: &str) {
         self.history.clear();
         self.message("user", summary, None);
     }

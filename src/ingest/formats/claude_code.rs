@@ -6,10 +6,12 @@
 //! content is a prompt string or `text`/`tool_result` {tool_use_id, content, is_error}
 //! items. One API response may be written over several `assistant` lines sharing
 //! `message.id`: it is one model request (one turn), its `message.usage` counted once, the
-//! largest value of each field (output grows while it streams). Prompt tokens are
+//! largest value of each field over all its lines, other lines between them or not (output
+//! grows while it streams). Prompt tokens are
 //! `input_tokens + cache_creation_input_tokens + cache_read_input_tokens`, completion
 //! `output_tokens`. `isSidechain: true` lines are a sub-agent's (a `Task` delegation):
-//! agent `sidechain` (`sidechain:<agentId>` when the line names one). A `system` line with
+//! each sub-agent thread is an agent of its own, told apart by `parentUuid` chains and
+//! named after its `agentId` or the `Task` call that started it (`threads`). A `system` line with
 //! subtype `compact_boundary` (`compactMetadata.preTokens`) and the `isCompactSummary` user
 //! line after it are one compaction. `TodoWrite` inputs are todo writes (id: the todo's
 //! `id`, else its content). The first line's `cwd` starts the session.
@@ -35,6 +37,7 @@ use std::path::Path;
 
 mod lines;
 mod session;
+mod threads;
 use lines::Bad;
 use session::Importer;
 

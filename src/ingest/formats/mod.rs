@@ -228,7 +228,7 @@ pub fn read_document(path: &Path, limits: &Limits) -> Result<(String, Vec<u8>), 
 pub fn open_lines(
     path: &Path,
     limits: &Limits,
-) -> Result<(String, LineReader<impl BufRead>), ParseError> {
+) -> Result<(String, LineReader<impl BufRead + Seek>), ParseError> {
     let shown = super::display(path);
     let (file, _) = open_regular(path, &shown)?;
     let reader = LineReader::new(BufReader::new(file), limits.max_line);

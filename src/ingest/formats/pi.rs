@@ -20,8 +20,16 @@
 //! only if a result for them turns up. Tool names map by [`TOOLS`], argument keys by
 //! [`ARGS`]; the `todo` extension's result `details.todos` becomes a `todo_write`.
 //! Not recorded by pi: a run outcome (no `task_complete`), sub-agents (pi runs them as
-//! separate sessions), system prompt, cwd per call. Branches (`parentId` jumps) are read in
-//! file order, so frames after a branch switch still hold the abandoned branch.
+//! separate sessions), system prompt, cwd per call.
+//!
+//! Branches. A session whose header names the session it was branched from
+//! (`branchedFrom`, `parentSession` since version 2) starts with a copy of that session's
+//! entries, older than its header: they build the context (history, frames, compactions)
+//! but make no events, so they are not counted again as turns, calls or tokens
+//! (`IngestStats::copied` says how many, what they spent, and from which session). In a
+//! version 2+ tree, the branch replayed is the path from the root to the file's last entry
+//! (`tree`); entries off it make neither events nor context, and their spend is counted
+//! apart (`IngestStats::abandoned`).
 
 use super::builder::{Builder, ErrorTable, ToolTable};
 use crate::ingest::error::{FieldError, ParseError, Policy, ProblemKind};
@@ -57,6 +65,7 @@ pub const ERRORS: ErrorTable = &[
 
 mod session;
 mod shape;
+mod tree;
 
 /// A pi session line: the header, or a message entry in pi's own vocabulary.
 pub fn sniff(head: &serde_json::Value) -> bool {
@@ -85,7 +94,18 @@ pub fn import(path: &Path, policy: Policy, limits: &Limits) -> Result<LoadedRun,
         field: None,
         kind,
     };
-    let mut run = Session::new(Builder::new(&shown));
+    // First pass: the branch to replay. Second: the entries, from the first line again.
+    let branch = tree::replayed_branch(&mut lines);
+    let mut lines = match lines.rewound() {
+        Ok(lines) => lines,
+        Err(e) => {
+            let mut b = Builder::new(&shown);
+            let kind = ProblemKind::Io(e.to_string());
+            b.problems.record(policy, located(None, kind))?;
+            return Ok(b.finish());
+        }
+    };
+    let mut run = Session::new(Builder::new(&shown), branch);
     let mut buffers = simd_json::Buffers::default();
     while let Some(line) = lines.next_line() {
         let line = match line {

@@ -2,7 +2,7 @@
 //! located problems a malformed one raises.
 
 use crate::ingest::error::ProblemKind;
-use crate::model::{sum_tokens, MAX_TOKENS};
+use crate::model::{TokenSource, Usage, MAX_TOKENS};
 use serde_json::{Map, Value};
 
 /// A problem in one line, before it is located in the file.
@@ -66,35 +66,21 @@ pub enum Item {
     },
 }
 
-/// `message.usage`, field by field.
-#[derive(Debug, Clone, Copy, Default)]
-pub struct Usage {
-    pub input: u64,
-    pub cache_creation: u64,
-    pub cache_read: u64,
-    pub output: u64,
-}
-
-impl Usage {
-    /// Every input token the request was charged for.
-    pub fn prompt(self) -> u64 {
-        sum_tokens([self.input, self.cache_creation, self.cache_read])
-    }
-
-    /// One response's lines: the largest of each field (the last line has the total).
-    pub fn merge(a: Option<Self>, b: Option<Self>) -> Option<Self> {
-        match (a, b) {
-            (Some(a), Some(b)) => Some(Self {
-                input: a.input.max(b.input),
-                cache_creation: a.cache_creation.max(b.cache_creation),
-                cache_read: a.cache_read.max(b.cache_read),
-                output: a.output.max(b.output),
-            }),
-            (a, b) => a.or(b),
-        }
+/// One response's lines: the largest of each field (the last line has the total).
+pub fn merge_usage(a: Option<Usage>, b: Option<Usage>) -> Option<Usage> {
+    match (a, b) {
+        (Some(a), Some(b)) => Some(Usage {
+            input: a.input.max(b.input),
+            cache_write: a.cache_write.max(b.cache_write),
+            cache_read: a.cache_read.max(b.cache_read),
+            output: a.output.max(b.output),
+            source: a.source.max(b.source),
+        }),
+        (a, b) => a.or(b),
     }
 }
 
+/// `message.usage`, field by field: fresh input, cache writes, cache reads, output.
 pub fn usage_of(message: &Map<String, Value>) -> Result<Option<Usage>, Bad> {
     let usage = match message.get("usage") {
         None | Some(Value::Null) => return Ok(None),
@@ -122,9 +108,10 @@ pub fn usage_of(message: &Map<String, Value>) -> Result<Option<Usage>, Bad> {
     };
     Ok(Some(Usage {
         input: count("input_tokens")?,
-        cache_creation: count("cache_creation_input_tokens")?,
+        cache_write: count("cache_creation_input_tokens")?,
         cache_read: count("cache_read_input_tokens")?,
         output: count("output_tokens")?,
+        source: TokenSource::Recorded,
     }))
 }
 

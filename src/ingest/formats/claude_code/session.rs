@@ -2,29 +2,42 @@
 //! results and prompts, boundaries compactions, in the order the log wrote them.
 
 use super::lines::{
-    assistant_blocks, exit_code, text_of, usage_of, user_items, Bad, Block, Item, Usage,
+    assistant_blocks, exit_code, merge_usage, text_of, usage_of, user_items, Bad, Block, Item,
 };
+use super::threads::Threads;
 use super::{ARG_KEYS, ERRORS, TOOLS};
 use crate::ingest::error::ProblemKind;
 use crate::ingest::formats::builder::{canonical_tool, error_class, Builder};
 use crate::ingest::LoadedRun;
-use crate::model::{tokens_from_chars, Todo};
+use crate::model::{self, tokens_from_chars, At, Event, EventKind, Todo, Usage};
 use serde_json::{Map, Value};
-use std::collections::{HashMap, HashSet};
+use std::collections::{BTreeMap, HashMap};
 
 /// The assistant message being read: its lines may continue on the next line.
 struct Open {
     id: String,
     agent: String,
     usage: Option<Usage>,
+    /// `message.model`, the model that answered.
+    model: Option<String>,
     blocks: Vec<Block>,
+}
+
+/// A response already given a turn: the turn, and its usage as written so far.
+struct Request {
+    turn: u32,
+    usage: Option<Usage>,
 }
 
 pub struct Importer {
     pub b: Builder,
     open: Option<Open>,
     /// Assistant message ids already given a turn.
-    seen: HashSet<String>,
+    requests: HashMap<String, Request>,
+    /// Requests whose usage grew on lines after their turn was written, by turn: (agent,
+    /// usage over all their lines). Their usage events are revised at the end.
+    grown: BTreeMap<u32, (String, Usage)>,
+    threads: Threads,
     /// Canonical tool of each call id, to judge its result.
     tools: HashMap<String, String>,
     /// A compaction boundary waiting for its summary line: (preTokens, content).
@@ -38,7 +51,9 @@ impl Importer {
         Self {
             b: Builder::new(source),
             open: None,
-            seen: HashSet::new(),
+            requests: HashMap::new(),
+            grown: BTreeMap::new(),
+            threads: Threads::default(),
             tools: HashMap::new(),
             boundary: None,
             last_prompt: 0,
@@ -46,20 +61,22 @@ impl Importer {
         }
     }
 
-    /// One parsed line; nothing is applied unless the whole line is valid.
+    /// One parsed line; nothing is applied unless the whole line is valid (its thread
+    /// aside: [`Threads::join`]).
     pub fn line(&mut self, v: &Value) -> Result<(), Bad> {
         let obj = v.as_object().ok_or(Bad::line(ProblemKind::NotAnObject))?;
+        let placed = self.threads.place(obj);
+        let agent = placed.agent.clone();
+        let applied = self.apply(obj, agent);
+        self.threads.join(placed);
+        applied
+    }
+
+    fn apply(&mut self, obj: &Map<String, Value>, agent: String) -> Result<(), Bad> {
         let kind = match obj.get("type") {
             Some(Value::String(s)) => s.as_str(),
             None | Some(Value::Null) => return Err(Bad::missing("type")),
             Some(other) => return Err(Bad::wrong("type", "string", other)),
-        };
-        let agent = match obj.get("isSidechain").and_then(Value::as_bool) {
-            Some(true) => match obj.get("agentId").and_then(Value::as_str) {
-                Some(id) => format!("sidechain:{id}"),
-                None => "sidechain".to_string(),
-            },
-            _ => "main".to_string(),
         };
         let message = || match obj.get("message") {
             Some(Value::Object(m)) => Ok(m),
@@ -82,11 +99,24 @@ impl Importer {
                 .get("id")
                 .and_then(Value::as_str)
                 .or_else(|| obj.get("uuid").and_then(Value::as_str));
-            let synthetic = m.get("model").and_then(Value::as_str) == Some("<synthetic>");
+            let model = m.get("model").and_then(Value::as_str);
+            let synthetic = model == Some("<synthetic>");
+            for block in &blocks {
+                if let Block::Call { id, name, args, .. } = block {
+                    self.threads.called(id, name, args);
+                }
+            }
             self.start(obj);
             self.flush_boundary();
             if !synthetic {
-                self.assistant(id.unwrap_or_default().to_string(), agent, usage, blocks);
+                let open = Open {
+                    id: id.unwrap_or_default().to_string(),
+                    agent,
+                    usage,
+                    model: model.map(str::to_string),
+                    blocks,
+                };
+                self.assistant(open);
             }
             return Ok(());
         }
@@ -145,23 +175,26 @@ impl Importer {
         }
     }
 
-    fn assistant(&mut self, id: String, agent: String, usage: Option<Usage>, blocks: Vec<Block>) {
-        if let Some(open) = self.open.as_mut().filter(|o| o.id == id && !id.is_empty()) {
-            open.usage = Usage::merge(open.usage, usage);
-            open.blocks.extend(blocks);
+    fn assistant(&mut self, line: Open) {
+        let same = |o: &&mut Open| o.id == line.id && !line.id.is_empty();
+        if let Some(open) = self.open.as_mut().filter(same) {
+            open.usage = merge_usage(open.usage, line.usage);
+            open.model = open.model.take().or(line.model);
+            open.blocks.extend(line.blocks);
             return;
         }
         self.close();
-        if !id.is_empty() && !self.seen.insert(id.clone()) {
-            // The same response again after other lines: no new request.
-            self.emit(&agent, blocks);
+        if let Some(request) = self.requests.get_mut(&line.id) {
+            // The same response again after other lines: no new request, and its usage is
+            // still the largest of each field over all its lines.
+            let merged = merge_usage(request.usage, line.usage);
+            if let (Some(usage), true) = (merged, merged != request.usage) {
+                request.usage = merged;
+                self.grown.insert(request.turn, (line.agent.clone(), usage));
+            }
+            self.emit(&line.agent, line.blocks);
         } else {
-            self.open = Some(Open {
-                id,
-                agent,
-                usage,
-                blocks,
-            });
+            self.open = Some(line);
         }
     }
 
@@ -170,11 +203,22 @@ impl Importer {
         let Some(open) = self.open.take() else {
             return;
         };
-        let usage = open.usage.map(|u| (u.prompt(), u.output));
-        if let (Some((prompt, _)), "main") = (usage, open.agent.as_str()) {
-            self.last_prompt = prompt;
+        if let (Some(usage), "main") = (open.usage, open.agent.as_str()) {
+            self.last_prompt = usage.prompt();
         }
-        self.b.request(&open.agent, usage);
+        let request = model::Request {
+            usage: open.usage,
+            model: open.model,
+            cost_usd: None,
+        };
+        self.b.model_request(&open.agent, request);
+        if !open.id.is_empty() {
+            let request = Request {
+                turn: self.b.turn(),
+                usage: open.usage,
+            };
+            self.requests.insert(open.id, request);
+        }
         self.emit(&open.agent, open.blocks);
     }
 
@@ -223,6 +267,7 @@ impl Importer {
                     output,
                     is_error,
                 } => {
+                    self.threads.answered(&id);
                     let shell = self.tools.get(&id).is_some_and(|t| t == "shell");
                     let failed = is_error || (shell && exit_code(&output).is_some_and(|c| c != 0));
                     let class = if failed {
@@ -250,7 +295,46 @@ impl Importer {
     pub fn finish(mut self) -> LoadedRun {
         self.close();
         self.flush_boundary();
-        self.b.finish()
+        let mut run = self.b.finish();
+        for (turn, (agent, usage)) in self.grown {
+            revise(&mut run.events, turn, &agent, usage);
+        }
+        run
+    }
+}
+
+/// Gives the request of `turn` the usage of all its lines (some came after its turn was
+/// written): its request event's usage is replaced, or a request added first in its turn
+/// if it had none.
+fn revise(events: &mut Vec<Event>, turn: u32, agent: &str, usage: Usage) {
+    let recorded = events.iter_mut().find_map(|e| match &mut e.kind {
+        EventKind::ModelRequest(request) if e.at.turn == turn => Some(request),
+        _ => None,
+    });
+    if let Some(request) = recorded {
+        request.usage = Some(usage);
+        return;
+    }
+    let kind = EventKind::ModelRequest(model::Request {
+        usage: Some(usage),
+        ..model::Request::default()
+    });
+    let at = events
+        .iter()
+        .position(|e| e.at.turn >= turn)
+        .unwrap_or(events.len());
+    let event = Event {
+        at: At {
+            turn,
+            seq: 0,
+            session: 1,
+            agent: agent.to_string(),
+        },
+        kind,
+    };
+    events.insert(at, event);
+    for (i, event) in events.iter_mut().enumerate().skip(at) {
+        event.at.seq = i as u64 + 1;
     }
 }
 

@@ -5,13 +5,14 @@ use super::{ERRORS, TOOLS};
 use crate::ingest::error::{FieldError, ProblemKind};
 use crate::ingest::formats::builder::{canonical_tool, error_class, Builder};
 use crate::ingest::json::{
-    nested, opt_array, opt_bool, opt_count, opt_str, opt_tokens, req_bool, req_str, to_serde,
-    Object,
+    nested, opt_array, opt_bool, opt_count, opt_f64, opt_str, opt_string, opt_tokens, req_bool,
+    req_str, to_serde, Object,
 };
-use crate::model::{sum_tokens, tokens_from_chars};
+use crate::ingest::{Abandoned, Copied};
+use crate::model::{tokens_from_chars, Request, TokenSource, Usage};
 use simd_json::prelude::*;
 use simd_json::BorrowedValue;
-use std::collections::{HashMap, VecDeque};
+use std::collections::{HashMap, HashSet, VecDeque};
 
 /// Known top-level keys per line type; others are counted as `type.field`.
 const FIELDS: &[(&str, &[&str])] = &[
@@ -65,9 +66,35 @@ struct Kept {
     call: Option<String>,
 }
 
+/// How the entry being read counts (see the parent module).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+enum Reading {
+    /// The session's own, on the replayed branch: events and context.
+    #[default]
+    Live,
+    /// Copied from the session this one was branched from, on the replayed branch:
+    /// context only.
+    Seed,
+    /// Copied, on a branch left before the copy: neither.
+    Copied,
+    /// The session's own, on a branch it left: neither.
+    Abandoned,
+}
+
+impl Reading {
+    fn in_context(self) -> bool {
+        matches!(self, Self::Live | Self::Seed)
+    }
+}
+
 #[derive(Default)]
 pub(super) struct Session {
     pub(super) b: Builder,
+    /// The entries of the replayed branch, when the file holds others (`tree`).
+    branch: Option<HashSet<String>>,
+    /// A branched session's header time, while the entries read are older: its copies.
+    copies_before: Option<String>,
+    reading: Reading,
     /// Calls of an aborted or failed request, by id: emitted only if a result turns up.
     unrun: HashMap<String, (String, serde_json::Map<String, serde_json::Value>)>,
     window: VecDeque<Kept>,
@@ -77,9 +104,14 @@ pub(super) struct Session {
 }
 
 impl Session {
-    pub(super) fn new(b: Builder) -> Self {
+    /// A session whose replayed branch is `branch` (`None`: every entry, in file order).
+    pub(super) fn new(mut b: Builder, branch: Option<HashSet<String>>) -> Self {
+        if branch.is_some() {
+            b.stats.abandoned = Some(Abandoned::default());
+        }
         Self {
             b,
+            branch,
             ..Default::default()
         }
     }
@@ -96,6 +128,7 @@ impl Session {
         if let Some(id) = id {
             self.ids.insert(id.to_string(), index);
         }
+        self.reading = self.reading_of(kind, obj, id);
         if let Some((_, known)) = FIELDS.iter().find(|(t, _)| *t == kind) {
             for key in obj
                 .keys()
@@ -118,9 +151,21 @@ impl Session {
             call: None,
         };
         match kind {
-            "session" => self
-                .b
-                .session_start(opt_str(obj, "cwd")?.map(str::to_string)),
+            "session" => {
+                let cwd = opt_str(obj, "cwd")?.map(str::to_string);
+                let parent = match opt_str(obj, "branchedFrom")? {
+                    Some(parent) => Some(parent),
+                    None => opt_str(obj, "parentSession")?,
+                };
+                if let (Some(parent), None) = (parent, &self.b.stats.copied) {
+                    self.copies_before = opt_str(obj, "timestamp")?.map(str::to_string);
+                    self.b.stats.copied = Some(Copied {
+                        from: run_id_of(parent),
+                        ..Copied::default()
+                    });
+                }
+                self.b.session_start(cwd);
+            }
             "message" => {
                 let m = obj.get("message").and_then(|m| m.as_object());
                 let m = m.ok_or(FieldError::new("message", ProblemKind::MissingField))?;
@@ -134,6 +179,9 @@ impl Session {
                     Some(f) => self.ids.get(f).copied(),
                     None => opt_count(obj, "firstKeptEntryIndex")?,
                 };
+                if !self.reading.in_context() {
+                    return Ok(());
+                }
                 // Kept: the messages from the first kept entry on (none if it is unknown).
                 let start = self
                     .window
@@ -143,8 +191,12 @@ impl Session {
                 let kept: Vec<Kept> = self.window.drain(start..).collect();
                 let chars = summary.chars().count()
                     + kept.iter().map(|k| k.text.chars().count()).sum::<usize>();
-                self.b
-                    .compaction(before, tokens_from_chars(chars as u64), summary);
+                if self.reading == Reading::Live {
+                    self.b
+                        .compaction(before, tokens_from_chars(chars as u64), summary);
+                } else {
+                    self.b.restart_history(summary);
+                }
                 self.window.clear();
                 self.window_chars = 0;
                 self.remember(at("user", summary.to_string()));
@@ -208,21 +260,7 @@ impl Session {
 
     fn assistant(&mut self, m: &Object<'_>, at: Kept) -> Result<(), FieldError> {
         // Validate the whole record before it changes anything.
-        let usage = match m.get("usage").filter(|u| !u.is_null()) {
-            None => None,
-            Some(u) => {
-                let u = u.as_object().ok_or_else(|| wrong("usage", "object", u))?;
-                let n = |k| {
-                    opt_tokens(u, k)
-                        .map(Option::unwrap_or_default)
-                        .map_err(|e| nested("usage", e))
-                };
-                Some((
-                    sum_tokens([n("input")?, n("cacheRead")?, n("cacheWrite")?]),
-                    n("output")?,
-                ))
-            }
-        };
+        let request = request_of(m)?;
         let ran = !matches!(opt_str(m, "stopReason")?, Some("aborted" | "error"));
         let mut texts = Vec::new();
         let mut calls = Vec::new();
@@ -259,7 +297,16 @@ impl Session {
             }
         }
         self.unrun.clear();
-        self.b.request("main", usage);
+        if self.reading != Reading::Live {
+            self.set_aside(request.usage.map_or(0, |u| u.total()));
+            self.say(Kept {
+                role: "assistant",
+                text: texts.join("\n"),
+                ..at
+            });
+            return Ok(());
+        }
+        self.b.model_request("main", request);
         self.say(Kept {
             role: "assistant",
             text: texts.join("\n"),
@@ -279,6 +326,20 @@ impl Session {
         let call_id = req_str(m, "toolCallId")?.to_string();
         let failed = req_bool(m, "isError")?;
         let output = content_text(m)?;
+        if self.reading == Reading::Seed {
+            self.b.message("tool", &output, Some(&call_id));
+        }
+        if self.reading != Reading::Live {
+            if self.reading.in_context() {
+                self.remember(Kept {
+                    role: "tool",
+                    text: output,
+                    call: Some(call_id),
+                    ..at
+                });
+            }
+            return Ok(());
+        }
         if let Some((tool, args)) = self.unrun.remove(&call_id) {
             self.b.call("main", &call_id, tool, args);
         }
@@ -306,10 +367,66 @@ impl Session {
         Ok(())
     }
 
-    /// A message the model sees from now on.
+    /// A message the model sees from now on (if it is on the replayed branch).
     fn say(&mut self, kept: Kept) {
-        self.b.message(kept.role, &kept.text, None);
-        self.remember(kept);
+        if self.reading.in_context() {
+            self.b.message(kept.role, &kept.text, None);
+            self.remember(kept);
+        }
+    }
+
+    /// How an entry counts: a copy while its time is before a branched session's header
+    /// (copies come first: the first entry that is not one ends them), abandoned when a
+    /// branch is replayed and the entry is not on it. Counts it where it is set aside.
+    fn reading_of(&mut self, kind: &str, obj: &Object<'_>, id: Option<&str>) -> Reading {
+        if kind == "session" {
+            return Reading::Live;
+        }
+        let time = opt_str(obj, "timestamp").ok().flatten();
+        let copy = match (&self.copies_before, time) {
+            (Some(header), Some(time)) if time < header.as_str() => true,
+            _ => {
+                self.copies_before = None;
+                false
+            }
+        };
+        let on_branch = |id: &str| self.branch.as_ref().is_none_or(|b| b.contains(id));
+        let reading = match (copy, id.is_none_or(on_branch)) {
+            (false, true) => Reading::Live,
+            (true, true) => Reading::Seed,
+            (true, false) => Reading::Copied,
+            (false, false) => Reading::Abandoned,
+        };
+        if let (Reading::Seed | Reading::Copied, Some(copied)) = (reading, &mut self.b.stats.copied)
+        {
+            copied.entries += 1;
+        }
+        if let (Reading::Abandoned, Some(abandoned)) = (reading, &mut self.b.stats.abandoned) {
+            abandoned.entries += 1;
+            // The first entry of a branch: its parent is on the replayed one, or it has none.
+            let parent = opt_str(obj, "parentId").ok().flatten();
+            if parent.is_none_or(on_branch) {
+                abandoned.branches += 1;
+            }
+        }
+        reading
+    }
+
+    /// A request that is not the run's own: its turn and tokens counted apart.
+    fn set_aside(&mut self, tokens: u64) {
+        let (turns, total) = match (self.reading, &mut self.b.stats) {
+            (Reading::Seed | Reading::Copied, stats) => match &mut stats.copied {
+                Some(c) => (&mut c.turns, &mut c.tokens),
+                None => return,
+            },
+            (Reading::Abandoned, stats) => match &mut stats.abandoned {
+                Some(a) => (&mut a.turns, &mut a.tokens),
+                None => return,
+            },
+            (Reading::Live, _) => return,
+        };
+        *turns += 1;
+        *total = total.saturating_add(tokens);
     }
 
     fn remember(&mut self, kept: Kept) {
@@ -320,4 +437,47 @@ impl Session {
             self.window_chars -= old;
         }
     }
+}
+
+/// What an assistant message records of its request: `usage` by kind (`input`,
+/// `cacheWrite`, `cacheRead`, `output`), `usage.cost.total` in dollars, and `model`.
+fn request_of(m: &Object<'_>) -> Result<Request, FieldError> {
+    let model = opt_string(m, "model")?;
+    let Some(u) = m.get("usage").filter(|u| !u.is_null()) else {
+        return Ok(Request {
+            model,
+            ..Request::default()
+        });
+    };
+    let u = u.as_object().ok_or_else(|| wrong("usage", "object", u))?;
+    let n = |k| {
+        opt_tokens(u, k)
+            .map(Option::unwrap_or_default)
+            .map_err(|e| nested("usage", e))
+    };
+    let usage = Usage {
+        input: n("input")?,
+        cache_write: n("cacheWrite")?,
+        cache_read: n("cacheRead")?,
+        output: n("output")?,
+        source: TokenSource::Recorded,
+    };
+    let cost_usd = match u.get("cost").filter(|c| !c.is_null()) {
+        None => None,
+        Some(c) => {
+            let c = c.as_object().ok_or_else(|| wrong("usage.cost", "object", c))?;
+            opt_f64(c, "total").map_err(|e| nested("usage.cost", e))?
+        }
+    };
+    Ok(Request {
+        usage: Some(usage),
+        model,
+        cost_usd,
+    })
+}
+
+/// The run id of the session a header names: its file name without folder and `.jsonl`.
+fn run_id_of(path: &str) -> String {
+    let name = path.rsplit(['/', '\\']).next().unwrap_or(path);
+    name.strip_suffix(".jsonl").unwrap_or(name).to_string()
 }
