@@ -77,7 +77,7 @@ pub fn run(args: Args) -> Result<u8> {
         guard.check(path, Entry::Replaced)?;
     }
     let report =
-        Report::build(&args.input.replay(&projects, &config)?).with_unread(&projects.unread);
+        Report::build(&args.input.replay(&projects, &config)?).with_unread(&projects.unread, &projects.skipped_files);
     let outcome = Outcome {
         verdicts: labels
             .as_ref()

@@ -1,6 +1,6 @@
 //! The Markdown report: the same tables as the terminal, as pipe tables.
 
-use super::tables::{all, skipped_note, TableModel};
+use super::tables::{all, skipped_notes, TableModel};
 use super::Report;
 use std::io::Write;
 
@@ -16,7 +16,7 @@ pub fn tables(report: &Report, level: &str, out: &mut dyn Write) -> std::io::Res
         table(&model, out)?;
         writeln!(out)?;
     }
-    if let Some(note) = skipped_note(report) {
+    for note in skipped_notes(report) {
         writeln!(out, "_{note}_")?;
     }
     Ok(())

@@ -1,7 +1,7 @@
 //! The work-order review document: the charts and the corpus tables, as Markdown (charts
 //! linked) and as one self-contained HTML page (charts inlined as SVG, no network).
 
-use super::tables::{all, skipped_note, thousands, TableModel};
+use super::tables::{all, skipped_notes, thousands, TableModel};
 use super::Report;
 use std::io::Write;
 
@@ -146,7 +146,7 @@ pub fn html(
     for model in all(report) {
         html_table(&model, out)?;
     }
-    if let Some(note) = skipped_note(report) {
+    for note in skipped_notes(report) {
         writeln!(out, "<p><em>{}</em></p>", esc(&note))?;
     }
     writeln!(out, "</body>\n</html>")

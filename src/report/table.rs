@@ -1,6 +1,6 @@
 //! The terminal table (comfy-table): what `hindsight replay` prints by default.
 
-use super::tables::{all, skipped_note, TableModel};
+use super::tables::{all, skipped_notes, TableModel};
 use super::Report;
 use comfy_table::{presets, CellAlignment, ContentArrangement, Table};
 use std::io::Write;
@@ -11,7 +11,7 @@ pub fn render(report: &Report, out: &mut dyn Write) -> std::io::Result<()> {
         writeln!(out, "{}", draw(&model))?;
         writeln!(out)?;
     }
-    if let Some(note) = skipped_note(report) {
+    for note in skipped_notes(report) {
         writeln!(out, "{note}")?;
     }
     Ok(())

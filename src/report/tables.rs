@@ -167,12 +167,21 @@ fn guards(report: &Report) -> TableModel {
     }
 }
 
-/// The line that says input was skipped, if any was.
-pub fn skipped_note(report: &Report) -> Option<String> {
+/// The lines that say input was skipped, if any was: bad records and unreadable paths,
+/// then look-alike files.
+pub fn skipped_notes(report: &Report) -> Vec<String> {
     let n = report.summary.skipped_records;
-    (n > 0).then(|| {
+    let records = (n > 0).then(|| {
         format!(
             "{n} input records skipped (details: --format json, input.problems; --strict to fail)"
         )
-    })
+    });
+    let files = report.input.skipped_files.len();
+    let files = (files > 0).then(|| {
+        format!(
+            "{files} file(s) that look like recorded runs not read (details: --format json, \
+             input.skipped_files; --strict to fail)"
+        )
+    });
+    records.into_iter().chain(files).collect()
 }
