@@ -171,7 +171,12 @@ fn imported(run: &LoadedRun) -> Counts {
                 let usage = request.usage.unwrap_or_default();
                 prompt += usage.prompt();
                 completion += usage.output;
-                let kinds = [usage.input, usage.cache_write, usage.cache_read, usage.output];
+                let kinds = [
+                    usage.input,
+                    usage.cache_write,
+                    usage.cache_read,
+                    usage.output,
+                ];
                 for (sum, n) in by_kind.iter_mut().zip(kinds) {
                     *sum += n;
                 }
@@ -292,9 +297,9 @@ fn a_read_in_one_sub_agent_is_no_duplicate_of_a_read_in_another() {
 fn usage(run: &LoadedRun) -> Vec<(u32, String, u64, u64)> {
     run.events
         .iter()
-        .filter_map(|e| match e.kind.usage() {
-            Some(usage) => Some((e.at.turn, e.at.agent.clone(), usage.prompt(), usage.output)),
-            None => None,
+        .filter_map(|e| {
+            let usage = e.kind.usage()?;
+            Some((e.at.turn, e.at.agent.clone(), usage.prompt(), usage.output))
         })
         .collect()
 }

@@ -338,7 +338,8 @@ fn write_tables_round_trips_parquet_and_writes_csv() {
     assert_eq!(lines.next(), Some(GUARDS_COLUMNS.join(",").as_str()));
     assert_eq!(lines.count(), report().runs.len() * registry().len());
     // Booleans as true/false, nulls as empty fields.
-    let needle = format!("{MYACTUATOR_S2},2,convergence_breaker,WO-3,true,2,abandon,3,true,12340,,");
+    let needle =
+        format!("{MYACTUATOR_S2},2,convergence_breaker,WO-3,true,2,abandon,3,true,12340,,");
     assert!(guards_csv.lines().any(|l| l.ends_with(&needle)), "{needle}");
     let never = format!("{MYACTUATOR_S2},2,stale_edit_recovery,WO-TD-01,false,,,0,false,0,,");
     assert!(guards_csv.lines().any(|l| l.ends_with(&never)), "{never}");

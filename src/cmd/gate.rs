@@ -78,7 +78,7 @@ pub fn run(args: Args) -> Result<u8> {
         guard.check(path, Entry::Replaced)?;
     }
     let report = Report::build(&args.input.replay(&projects, &config)?, &prices)
-        .with_unread(&projects.unread);
+        .with_unread(&projects.unread, &projects.skipped_files);
     let outcome = Outcome {
         verdicts: labels
             .as_ref()

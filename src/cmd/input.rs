@@ -3,7 +3,9 @@
 
 use crate::config::Config;
 use crate::cost::Prices;
-use crate::ingest::{discover_with, Limits, Policy, Problems, ProjectSource};
+use crate::ingest::{
+    discover_with, Limits, ParseError, Policy, ProblemKind, Problems, ProjectSource, SkippedFile,
+};
 use crate::output::Guard;
 use crate::replay::{replay_all, RunReplay};
 use anyhow::{Context, Result};
@@ -53,6 +55,8 @@ pub struct Input {
 pub struct Inputs {
     pub projects: Vec<ProjectSource>,
     pub unread: Problems,
+    /// Files that look like recorded runs but lack their format's structure: not read.
+    pub skipped_files: Vec<SkippedFile>,
 }
 
 impl std::ops::Deref for Inputs {
@@ -99,18 +103,26 @@ impl Input {
         })
     }
 
-    /// The projects under `paths`. A path that cannot be read is warned about and listed
-    /// (lenient) or is the error (`--strict`).
+    /// The projects under `paths`. A path that cannot be read, and a file that looks like a
+    /// recorded run without being one, is warned about and listed (lenient) or is the error
+    /// (`--strict`).
     pub fn projects(&self) -> Result<Inputs> {
         let found = discover_with(&self.paths, self.input_format, self.limits())?;
         let mut unread = Problems::default();
         for problem in found.problems {
             unread.record(self.policy(), problem)?;
         }
+        if self.strict {
+            if let Some(file) = found.skipped_files.first() {
+                return Err(look_alike_error(file).into());
+            }
+        }
         warn_unread(&unread);
+        warn_look_alikes(&found.skipped_files);
         Ok(Inputs {
             projects: found.projects,
             unread,
+            skipped_files: found.skipped_files,
         })
     }
 
@@ -190,6 +202,31 @@ pub fn warn_skipped<'a>(problems: impl IntoIterator<Item = &'a Problems>) {
     }
     for (path, (count, first)) in by_file {
         eprintln!("warning: {path}: {count} bad record(s) skipped; first: {first}");
+    }
+}
+
+/// A look-alike file as the error `--strict` stops on.
+fn look_alike_error(file: &SkippedFile) -> ParseError {
+    ParseError {
+        path: file.path.clone(),
+        line: None,
+        field: None,
+        kind: ProblemKind::BadValue(format!(
+            "not read: {} (--input-format {} reads it as that format)",
+            file.reason, file.format
+        )),
+    }
+}
+
+/// One warning per look-alike file, the first [`Problems::LISTED`] of them; the JSON report
+/// lists them all (`input.skipped_files`).
+fn warn_look_alikes(files: &[SkippedFile]) {
+    for file in files.iter().take(Problems::LISTED) {
+        eprintln!("warning: skipped {}", look_alike_error(file));
+    }
+    let more = files.len().saturating_sub(Problems::LISTED);
+    if more > 0 {
+        eprintln!("warning: {more} more look-alike file(s) skipped (input.skipped_files)");
     }
 }
 

@@ -41,7 +41,8 @@ pub fn run(args: Args) -> Result<u8> {
         guard.check(out, Entry::Replaced)?;
     }
     let runs = args.input.replay(&projects, &config)?;
-    let report = Report::build(&runs, &prices).with_unread(&projects.unread);
+    let report =
+        Report::build(&runs, &prices).with_unread(&projects.unread, &projects.skipped_files);
     let file = args
         .out
         .as_deref()

@@ -219,8 +219,8 @@ impl Spend {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::replay::Compaction;
     use crate::model::{Request as Recorded, Usage};
+    use crate::replay::Compaction;
 
     fn request(turn: u32, agent: &str, tokens: u64) -> TurnUsage {
         TurnUsage {

@@ -12,8 +12,8 @@
 
 use super::error::{ParseError, ProblemKind};
 use super::files::{io_problem, kind_name, open_regular, problem, Limits};
-use super::formats::{detect_file, InputFormat};
-use super::lines::LineReader;
+use super::formats::{detect_file, openhands, Detected, InputFormat};
+use super::lines::{LineAt, LineReader};
 use super::walk::walk;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -41,6 +41,20 @@ pub struct RunSource {
     pub format: InputFormat,
     /// The size caps its files are read with.
     pub limits: Limits,
+    /// The line of `path` that holds the run, when the file holds one run per line (an
+    /// OpenHands evaluation output); `None` when the run is the whole file or directory.
+    pub line: Option<LineAt>,
+}
+
+/// A file that looks like a recorded run of some format but lacks its distinctive
+/// structure (docs/FORMAT.md, *Detection and grouping*): it is not read, and it is listed
+/// (`input.skipped_files`) and warned about, never passed over in silence.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct SkippedFile {
+    pub path: String,
+    /// The format it resembles (`--input-format` reads it as that format anyway).
+    pub format: String,
+    pub reason: String,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -59,6 +73,8 @@ pub struct Discovery {
     pub projects: Vec<ProjectSource>,
     /// Paths skipped because they could not be read, in the order found.
     pub problems: Vec<ParseError>,
+    /// Look-alike files, not read, in path order.
+    pub skipped_files: Vec<SkippedFile>,
 }
 
 /// Every project under `paths`, sorted by name, each listed once; files of other formats
@@ -90,12 +106,21 @@ pub fn discover_with(
     let files = forced != Some(InputFormat::Omnius);
     let walked = walk(paths, files)?;
     let mut problems = walked.problems;
+    let mut skipped_files = Vec::new();
     let mut projects = omnius_projects(walked.omnius, limits, &mut problems);
     if files {
-        projects.extend(file_projects(walked.files, forced, limits, &mut problems));
+        let mut found = Found {
+            problems: &mut problems,
+            skipped_files: &mut skipped_files,
+        };
+        projects.extend(file_projects(walked.files, forced, limits, &mut found));
     }
     projects.sort_by(|a, b| a.name.cmp(&b.name));
-    Ok(Discovery { projects, problems })
+    Ok(Discovery {
+        projects,
+        problems,
+        skipped_files,
+    })
 }
 
 fn omnius_projects(
@@ -119,37 +144,73 @@ fn omnius_projects(
         .collect()
 }
 
+/// What the search of candidate files hands back besides projects.
+struct Found<'a> {
+    problems: &'a mut Vec<ParseError>,
+    skipped_files: &'a mut Vec<SkippedFile>,
+}
+
 fn file_projects(
     mut files: Vec<PathBuf>,
     forced: Option<InputFormat>,
     limits: Limits,
-    problems: &mut Vec<ParseError>,
+    found: &mut Found<'_>,
 ) -> Vec<ProjectSource> {
     files.sort();
     files.dedup();
-    // Session logs: one project per folder. Trajectories: one project per file.
+    // Session logs: one project per folder. Trajectories: one project per file, and one per
+    // instance of an evaluation output.
     let mut sessions: BTreeMap<(PathBuf, InputFormat), Vec<(String, RunSource)>> = BTreeMap::new();
     let mut projects = Vec::new();
     for file in files {
-        let format = match forced {
-            Some(format) => format,
-            None => match detect_file(&file, &limits) {
-                Ok(Some(format)) => format,
-                Ok(None) => continue,
-                Err(e) => {
-                    problems.push(e);
-                    continue;
-                }
-            },
+        let detected = match forced {
+            Some(format) => Ok(Detected::Format(format)),
+            None => detect_file(&file, &limits),
+        };
+        let format = match detected {
+            Ok(Detected::Format(format)) => format,
+            Ok(Detected::Other) => continue,
+            Ok(Detected::LookAlike { format, reason }) => {
+                found.skipped_files.push(SkippedFile {
+                    path: display(&file),
+                    format: format.as_str().to_string(),
+                    reason,
+                });
+                continue;
+            }
+            Err(e) => {
+                found.problems.push(e);
+                continue;
+            }
         };
         let stem = run_stem(&file);
+        let folder = file.parent().unwrap_or(Path::new(".")).to_path_buf();
+        if format == InputFormat::Openhands {
+            match openhands::instances(&file, &limits) {
+                Ok(Some(instances)) => {
+                    let name = display(&folder.join(&stem));
+                    projects.extend(
+                        instances.runs.into_iter().map(|instance| {
+                            instance_project(&name, &folder, &file, instance, limits)
+                        }),
+                    );
+                    found.problems.extend(instances.problems);
+                    continue;
+                }
+                Ok(None) => {}
+                Err(e) => {
+                    found.problems.push(e);
+                    continue;
+                }
+            }
+        }
         let run = RunSource {
             run_id: stem.clone(),
             path: file.clone(),
             format,
             limits,
+            line: None,
         };
-        let folder = file.parent().unwrap_or(Path::new(".")).to_path_buf();
         if format.is_session_log() {
             let order = first_timestamp(&file, &limits).unwrap_or_default();
             sessions
@@ -178,6 +239,31 @@ fn file_projects(
         });
     }
     projects
+}
+
+/// One instance of an evaluation output: a project of its own, named
+/// `<file without extension>/<instance id>`, whose one run is named by the instance id.
+/// Instances are separate tasks, so no guard state carries from one to the next.
+fn instance_project(
+    name: &str,
+    folder: &Path,
+    file: &Path,
+    instance: openhands::Instance,
+    limits: Limits,
+) -> ProjectSource {
+    ProjectSource {
+        name: format!("{name}/{}", instance.id),
+        root: folder.to_path_buf(),
+        format: InputFormat::Openhands,
+        runs: vec![RunSource {
+            run_id: instance.id,
+            path: file.to_path_buf(),
+            format: InputFormat::Openhands,
+            limits,
+            line: Some(instance.at),
+        }],
+        limits,
+    }
 }
 
 /// The run directories of a project, oldest session first. A `runs` that is there but
@@ -229,6 +315,7 @@ fn runs_of(omnius: &Path, limits: Limits, problems: &mut Vec<ParseError>) -> Vec
                 path,
                 format: InputFormat::Omnius,
                 limits,
+                line: None,
             }),
             Err(e) => problems.push(io_problem(&path, &display(&path), &e)),
         }

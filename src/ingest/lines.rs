@@ -8,6 +8,16 @@
 use super::files::BOM;
 use std::io::{self, BufRead, Read, Seek};
 
+/// Where a line starts in its file: a run that is one line of a file (an OpenHands
+/// evaluation output's instance) is read from here.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct LineAt {
+    /// Bytes before the line.
+    pub offset: u64,
+    /// 1-based line number.
+    pub number: u64,
+}
+
 /// One line of a JSONL file.
 pub struct Line<'a> {
     /// 1-based line number.

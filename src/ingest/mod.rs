@@ -17,7 +17,7 @@ mod walk;
 
 use crate::model::{Event, Frame, LedgerFamily, LedgerStatus};
 pub use discover::{
-    discover, discover_as, discover_with, display, Discovery, ProjectSource, RunSource,
+    discover, discover_as, discover_with, display, Discovery, ProjectSource, RunSource, SkippedFile,
 };
 pub use error::{ParseError, Policy, ProblemKind, Problems};
 pub use events::{Abandoned, Copied, IngestStats};
@@ -42,7 +42,12 @@ pub struct LoadedRun {
 /// Reads one run directory. Under [`Policy::Strict`] the first problem is returned as the error.
 pub fn load_run(run: &RunSource, policy: Policy) -> Result<LoadedRun, ParseError> {
     if run.format != formats::InputFormat::Omnius {
-        return formats::import_capped(&run.path, &run.run_id, run.format, policy, &run.limits);
+        return match run.line {
+            Some(at) => {
+                formats::import_line(&run.path, at, &run.run_id, run.format, policy, &run.limits)
+            }
+            None => formats::import_capped(&run.path, &run.run_id, run.format, policy, &run.limits),
+        };
     }
     let mut loaded = LoadedRun {
         run_id: run.run_id.clone(),

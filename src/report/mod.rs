@@ -17,7 +17,7 @@ pub mod tables;
 
 use crate::cost::{cost, Prices, RunCost, TokensByKind};
 use crate::guards::{registry, Effect};
-use crate::ingest::{Abandoned, Copied, Problems};
+use crate::ingest::{Abandoned, Copied, Problems, SkippedFile};
 use crate::model::{sum_tokens, LedgerStatus};
 use crate::replay::RunReplay;
 use serde::{Deserialize, Serialize};
@@ -138,6 +138,10 @@ pub struct UnreadReport {
     pub skipped: u64,
     /// Located problems (`path: reason`), the first ones found.
     pub problems: Vec<String>,
+    /// Every file that looks like a recorded run but lacks its format's distinctive
+    /// structure, with the format it resembles and why it was not read.
+    #[serde(default)]
+    pub skipped_files: Vec<SkippedFile>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
@@ -186,12 +190,14 @@ impl Report {
         }
     }
 
-    /// Adds the paths discovery could not read: listed under `input.problems`, and counted
-    /// in `summary.skipped_records` so every report notes them.
-    pub fn with_unread(mut self, unread: &Problems) -> Self {
+    /// Adds the paths discovery could not read, listed under `input.problems` and counted
+    /// in `summary.skipped_records` so every report notes them, and the look-alike files it
+    /// did not read (`input.skipped_files`).
+    pub fn with_unread(mut self, unread: &Problems, skipped_files: &[SkippedFile]) -> Self {
         self.input = UnreadReport {
             skipped: unread.count,
             problems: unread.listed.iter().map(ToString::to_string).collect(),
+            skipped_files: skipped_files.to_vec(),
         };
         self.summary.skipped_records = self.summary.skipped_records.saturating_add(unread.count);
         self

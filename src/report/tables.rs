@@ -227,5 +227,12 @@ pub fn notes(report: &Report) -> Vec<String> {
             "{n} input records skipped (details: --format json, input.problems; --strict to fail)"
         ));
     }
+    let files = report.input.skipped_files.len();
+    if files > 0 {
+        notes.push(format!(
+            "{files} file(s) that look like recorded runs not read (details: --format json, \
+             input.skipped_files; --strict to fail)"
+        ));
+    }
     notes
 }

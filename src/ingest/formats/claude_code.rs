@@ -82,25 +82,43 @@ pub const ERRORS: ErrorTable = &[
 /// Argument keys renamed to the canonical ones (same meaning).
 const ARG_KEYS: [(&str, &str); 2] = [("file_path", "path"), ("notebook_path", "path")];
 
-/// A line of a Claude Code session log: a message line with its session and uuid, a title
-/// (`summary` with `leafUuid`) or a file-history snapshot.
+/// A line of a Claude Code session log: a message line (`user`, `assistant`, `system`)
+/// with its session, its uuid and the CLI's conversation tree (`parentUuid`, string or
+/// null, and `isSidechain`), a title (`summary` with `leafUuid`) or a file-history
+/// snapshot.
 pub fn sniff(line: &Value) -> bool {
     let Some(obj) = line.as_object() else {
         return false;
     };
     let has_str = |k: &str| obj.get(k).is_some_and(Value::is_string);
+    let tree = || {
+        obj.get("parentUuid")
+            .is_some_and(|p| p.is_string() || p.is_null())
+            && obj.get("isSidechain").is_some_and(Value::is_boolean)
+    };
     match obj.get("type").and_then(Value::as_str) {
-        Some("user" | "assistant") => {
-            obj.get("message").is_some_and(Value::is_object)
-                && has_str("sessionId")
-                && has_str("uuid")
-        }
-        Some("system") => has_str("sessionId") && has_str("uuid"),
+        Some("user" | "assistant") => resembles(line) && has_str("uuid") && tree(),
+        Some("system") => has_str("sessionId") && has_str("uuid") && tree(),
         Some("summary") => has_str("leafUuid"),
         Some("file-history-snapshot") => obj.contains_key("snapshot") && has_str("messageId"),
         _ => false,
     }
 }
+
+/// A chat line that looks like Claude Code's (`type` `user` or `assistant`, a `message`
+/// object, a string `sessionId`) whether or not it has the rest of its structure.
+pub fn resembles(line: &Value) -> bool {
+    matches!(
+        line.get("type").and_then(Value::as_str),
+        Some("user" | "assistant")
+    ) && line.get("message").is_some_and(Value::is_object)
+        && line.get("sessionId").is_some_and(Value::is_string)
+}
+
+/// Why a file whose lines [`resemble`](resembles) Claude Code's is not read as a session.
+pub const LOOK_ALIKE: &str = "looks like a Claude Code session (lines with `type`, \
+    `sessionId` and `message`), but no line has Claude Code's `uuid`, `parentUuid` and \
+    `isSidechain`";
 
 pub fn import(path: &Path, policy: Policy, limits: &Limits) -> Result<LoadedRun, ParseError> {
     let (shown, mut lines) = open_lines(path, limits)?;

@@ -39,13 +39,17 @@
 //! OpenHands' per-event store (`events/<n>.json`, one event per file) and the V1 SDK's
 //! events (`kind: ActionEvent`) are other shapes, not read.
 
+mod eval;
 mod history;
 mod map;
 mod scan;
 
+pub use eval::{import_line, instances, Instance, Instances};
+pub use history::REJECTED;
+
 use crate::ingest::error::{FieldError, ParseError, Policy, ProblemKind};
 use crate::ingest::formats::builder::{ErrorTable, ToolTable};
-use crate::ingest::formats::read_document;
+use crate::ingest::formats::{read_document, Sniffed};
 use crate::ingest::{unique, Limits, LoadedRun};
 use history::Import;
 use serde_json::Value;
@@ -80,12 +84,18 @@ pub const ERRORS: ErrorTable = &[
 
 /// Whether `head` (the start of a document, possibly cut) is an OpenHands event history.
 pub fn sniff(head: &str) -> bool {
-    scan::is_history(head.trim_start())
+    judge(head) == Sniffed::Match
+}
+
+/// What `head` (the start of a document or of an evaluation output's first line, possibly
+/// cut) is: an OpenHands event history, a look-alike (the reason), or neither.
+pub fn judge(head: &str) -> Sniffed {
+    scan::judge(head.trim_start())
 }
 
 pub fn import(path: &Path, policy: Policy, limits: &Limits) -> Result<LoadedRun, ParseError> {
     let (shown, bytes) = read_document(path, limits)?;
-    let mut run = Import::new(&shown, policy);
+    let mut run = Import::new(&shown, policy, None);
     run.b.stats.bytes = bytes.len() as u64;
     if bytes.iter().all(u8::is_ascii_whitespace) {
         return run.fail("", ProblemKind::BadValue("empty document".into()));
@@ -107,7 +117,13 @@ pub fn import(path: &Path, policy: Policy, limits: &Limits) -> Result<LoadedRun,
         );
         run.problem("", e)?;
     }
-    let (prefix, events, error) = match &doc {
+    history_of(run, &doc)
+}
+
+/// Reads the history `doc` holds: an array of events, or an object with one under
+/// `history` or `trajectory` (with the evaluation's `error` as a fallback outcome).
+fn history_of(mut run: Import, doc: &Value) -> Result<LoadedRun, ParseError> {
+    let (prefix, events, error) = match doc {
         Value::Array(events) => ("", events, None),
         Value::Object(o) => match ["history", "trajectory"]
             .iter()

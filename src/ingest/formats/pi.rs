@@ -33,7 +33,7 @@
 
 use super::builder::{Builder, ErrorTable, ToolTable};
 use crate::ingest::error::{FieldError, ParseError, Policy, ProblemKind};
-use crate::ingest::formats::open_lines;
+use crate::ingest::formats::{open_lines, Sniffed};
 use crate::ingest::json::parse_unique;
 use crate::ingest::{Limits, LoadedRun};
 use session::Session;
@@ -67,23 +67,87 @@ mod session;
 mod shape;
 mod tree;
 
-/// A pi session line: the header, or a message entry in pi's own vocabulary.
-pub fn sniff(head: &serde_json::Value) -> bool {
+/// Whether the first lines of a file are a pi session: a `message` entry in pi's own
+/// vocabulary (a tool result with `toolCallId` and `isError`, an assistant message with
+/// `stopReason` and a `content` array), or the header (`type: "session"` with `id`,
+/// `timestamp` and `cwd`) with an entry of pi's types after it. A header followed by
+/// nothing pi writes is a look-alike (a shell-session logger writes such headers).
+pub fn judge(lines: &[serde_json::Value]) -> Sniffed {
+    if lines.iter().any(is_message_entry) {
+        return Sniffed::Match;
+    }
+    let Some(header) = lines.iter().position(is_header) else {
+        return Sniffed::No;
+    };
+    let entry = |v: &serde_json::Value| {
+        let kind = v.get("type").and_then(serde_json::Value::as_str);
+        match kind {
+            Some("message") => v
+                .get("message")
+                .and_then(|m| m.get("role"))
+                .and_then(serde_json::Value::as_str)
+                .is_some_and(|r| ROLES.contains(&r)),
+            Some(kind) => ENTRY_TYPES.contains(&kind),
+            None => false,
+        }
+    };
+    if lines.iter().skip(header + 1).any(entry) {
+        Sniffed::Match
+    } else {
+        Sniffed::LookAlike(
+            "looks like a pi session (a `session` header with `id`, `timestamp` and `cwd`), \
+             but no entry pi writes (`message`, `model_change`, `compaction`, ...) follows \
+             it in the first lines"
+                .into(),
+        )
+    }
+}
+
+/// Entry types pi writes besides `message` (docs/FORMAT.md, *pi session logs*).
+const ENTRY_TYPES: [&str; 8] = [
+    "model_change",
+    "thinking_level_change",
+    "compaction",
+    "branch_summary",
+    "custom",
+    "custom_message",
+    "label",
+    "session_info",
+];
+
+/// Message roles pi writes.
+const ROLES: [&str; 6] = [
+    "user",
+    "assistant",
+    "toolResult",
+    "bashExecution",
+    "custom",
+    "hookMessage",
+];
+
+fn is_header(v: &serde_json::Value) -> bool {
+    let is_str = |k: &str| v.get(k).is_some_and(serde_json::Value::is_string);
+    v.get("type").and_then(serde_json::Value::as_str) == Some("session")
+        && is_str("id")
+        && is_str("timestamp")
+        && is_str("cwd")
+}
+
+fn is_message_entry(v: &serde_json::Value) -> bool {
     let is_str =
         |v: &serde_json::Value, k: &str| v.get(k).is_some_and(serde_json::Value::is_string);
-    match head.get("type").and_then(serde_json::Value::as_str) {
-        Some("session") => is_str(head, "id") && is_str(head, "timestamp") && is_str(head, "cwd"),
-        Some("message") => head.get("message").is_some_and(|m| {
-            match m.get("role").and_then(serde_json::Value::as_str) {
-                Some("toolResult") => is_str(m, "toolCallId") && m.get("isError").is_some(),
-                Some("assistant") => {
-                    m.get("stopReason").is_some() && m.get("content").is_some_and(|c| c.is_array())
-                }
-                _ => false,
-            }
-        }),
-        _ => false,
+    if v.get("type").and_then(serde_json::Value::as_str) != Some("message") {
+        return false;
     }
+    v.get("message").is_some_and(
+        |m| match m.get("role").and_then(serde_json::Value::as_str) {
+            Some("toolResult") => is_str(m, "toolCallId") && m.get("isError").is_some(),
+            Some("assistant") => {
+                m.get("stopReason").is_some() && m.get("content").is_some_and(|c| c.is_array())
+            }
+            _ => false,
+        },
+    )
 }
 
 pub fn import(path: &Path, policy: Policy, limits: &Limits) -> Result<LoadedRun, ParseError> {

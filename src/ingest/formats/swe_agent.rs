@@ -49,7 +49,7 @@ mod skim;
 mod usage;
 
 use super::builder::{canonical_tool, error_class, Builder, ErrorTable, ToolTable};
-use super::read_document;
+use super::{read_document, Sniffed};
 use crate::ingest::error::{ParseError, Policy, ProblemKind};
 use crate::ingest::{unique, Limits, LoadedRun};
 use serde_json::{Map, Value};
@@ -114,24 +114,52 @@ const VIEWS: [&str; 8] = [
     "diff --git",
 ];
 
-/// The head of a document is a SWE-agent trajectory: a top-level `trajectory` array whose
-/// first step has an `action` and an `observation`, `response` or `thought`; or, beside an
-/// `environment` key, one that is empty or cut before those (only step keys seen).
+/// Whether the head of a document is a SWE-agent trajectory ([`judge`]).
 pub fn sniff(head: &str) -> bool {
+    judge(head) == Sniffed::Match
+}
+
+/// The head of a document is a SWE-agent trajectory: a top-level `trajectory` array (no
+/// `trajectory_format`) whose first step holds SWE-agent's four step keys, `action`,
+/// `observation`, `response` and `thought`. A head cut inside the first step is judged by
+/// what it shows: step keys only, with `action` and one of the other three or beside an
+/// `environment` key. So is an empty or cut array beside `environment`. A complete first
+/// step with an `action` but not the rest (a text game's `action` and `observation`) is a
+/// look-alike.
+pub fn judge(head: &str) -> Sniffed {
     let shape = skim::shape(head);
     let has = |keys: &[String], k: &str| keys.iter().any(|x| x == k);
     if !shape.trajectory || has(&shape.keys, "trajectory_format") {
-        return false;
+        return Sniffed::No;
     }
-    let step = shape.first_step.unwrap_or_default();
-    if has(&step, "action")
-        && ["observation", "response", "thought"]
+    let environment = has(&shape.keys, "environment");
+    let Some(step) = shape.first_step else {
+        return if environment {
+            Sniffed::Match
+        } else {
+            Sniffed::No
+        };
+    };
+    let action = has(&step, "action");
+    let voiced = ["observation", "response", "thought"]
+        .iter()
+        .any(|k| has(&step, k));
+    let matched = if shape.first_step_complete {
+        ["action", "observation", "response", "thought"]
             .iter()
-            .any(|k| has(&step, k))
-    {
-        return true;
+            .all(|k| has(&step, k))
+    } else {
+        step.iter().all(|k| STEP_KEYS.contains(&k.as_str())) && (environment || action && voiced)
+    };
+    match (matched, action) {
+        (true, _) => Sniffed::Match,
+        (false, true) => Sniffed::LookAlike(
+            "looks like a SWE-agent trajectory (a `trajectory` of steps with `action`), but \
+             its first step lacks SWE-agent's `observation`, `response` and `thought`"
+                .into(),
+        ),
+        (false, false) => Sniffed::No,
     }
-    has(&shape.keys, "environment") && step.iter().all(|k| STEP_KEYS.contains(&k.as_str()))
 }
 
 /// The keys a trajectory step may have.

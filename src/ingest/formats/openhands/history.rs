@@ -11,12 +11,15 @@ use serde_json::{Map, Value};
 use std::collections::HashMap;
 
 /// Agent actions that are neither a model's tool call nor its message.
-const BOOKKEEPING: &str = "system condensation condensation_request summarize change_agent_state recall null pause resume stop start";
+pub(super) const BOOKKEEPING: &str = "system condensation condensation_request summarize change_agent_state recall null pause resume stop start";
 /// Action and observation types this importer knows; others are counted as unknown.
-const KNOWN_ACTIONS: &str = "message run run_ipython edit read write browse browse_interactive finish reject think delegate mcp call_tool_mcp task_tracking";
-const KNOWN_OBSERVATIONS: &str = "run run_ipython edit read write browse error think delegate mcp task_tracking user_rejected success null agent_state_changed condense recall chat message";
+pub(super) const KNOWN_ACTIONS: &str = "message run run_ipython edit read write browse browse_interactive finish reject think delegate mcp call_tool_mcp task_tracking";
+pub(super) const KNOWN_OBSERVATIONS: &str = "run run_ipython edit read write browse error think delegate mcp task_tracking user_rejected success null agent_state_changed condense recall chat message";
 
-fn listed(list: &str, kind: &str) -> bool {
+/// The tool name of a call OpenHands rejected before running it (no action was kept).
+pub const REJECTED: &str = "rejected_call";
+
+pub(super) fn listed(list: &str, kind: &str) -> bool {
     list.split(' ').any(|k| k == kind)
 }
 
@@ -34,6 +37,8 @@ struct Agent {
 pub struct Import {
     pub b: Builder,
     shown: String,
+    /// The line of an evaluation output the history is on, for locating problems.
+    line: Option<u64>,
     policy: Policy,
     /// Some agent action carries LLM metadata: only those (and messages) are requests.
     pub marked: bool,
@@ -49,7 +54,7 @@ pub struct Import {
 }
 
 impl Import {
-    pub fn new(shown: &str, policy: Policy) -> Self {
+    pub fn new(shown: &str, policy: Policy, line: Option<u64>) -> Self {
         let main = Agent {
             name: "main".into(),
             call: None,
@@ -60,6 +65,7 @@ impl Import {
         Self {
             b: Builder::new(shown),
             shown: shown.to_string(),
+            line,
             policy,
             marked: false,
             agents: vec![main],
@@ -82,7 +88,7 @@ impl Import {
             .join(".");
         let error = ParseError {
             path: self.shown.clone(),
-            line: None,
+            line: self.line,
             field: (!field.is_empty()).then_some(field),
             kind: e.kind,
         };
@@ -328,12 +334,39 @@ impl Import {
                 let class = (!success).then(|| error_class(ERRORS, content)).flatten();
                 self.b.result(&agent, &call_id, success, content, class);
             }
+            None if kind == "error" && text(obs, "source")? == Some("agent") => {
+                self.rejected(obs, content)
+            }
             None if !content.is_empty() && self.agents.len() == 1 => {
                 self.b.message("user", content, None)
             }
             None => {}
         }
         Ok(())
+    }
+
+    /// An agent `error` observation that answers no action: the model's tool call was
+    /// rejected before it ran (a parameter outside the tool's schema, an unknown tool, a
+    /// reply the agent could not turn into an action). OpenHands keeps no action for it and
+    /// does not count the response's usage, so it is no request: it is a failed call of the
+    /// current turn (a turn without usage when no request came before), named
+    /// [`REJECTED`], with no arguments.
+    fn rejected(&mut self, obs: &Map<String, Value>, content: &str) {
+        let agent = self.agent();
+        if self.b.turn() == 0 {
+            self.b.request(&agent, None);
+        }
+        let id = obs.get("id").and_then(Value::as_i64).unwrap_or(-1);
+        let call_id = format!("oh-{id}");
+        self.b
+            .call(&agent, &call_id, REJECTED.to_string(), Map::new());
+        self.b.result(
+            &agent,
+            &call_id,
+            false,
+            content,
+            error_class(ERRORS, content),
+        );
     }
 
     /// Closes the delegate started by `call` (the innermost one when unknown), and any

@@ -465,7 +465,9 @@ fn request_of(m: &Object<'_>) -> Result<Request, FieldError> {
     let cost_usd = match u.get("cost").filter(|c| !c.is_null()) {
         None => None,
         Some(c) => {
-            let c = c.as_object().ok_or_else(|| wrong("usage.cost", "object", c))?;
+            let c = c
+                .as_object()
+                .ok_or_else(|| wrong("usage.cost", "object", c))?;
             opt_f64(c, "total").map_err(|e| nested("usage.cost", e))?
         }
     };

@@ -10,6 +10,8 @@ pub struct Shape {
     pub trajectory: bool,
     /// Keys of `trajectory[0]`, if the head reaches into it.
     pub first_step: Option<Vec<String>>,
+    /// The head holds `trajectory[0]` whole (its closing brace): a key not seen is absent.
+    pub first_step_complete: bool,
 }
 
 pub fn shape(head: &str) -> Shape {
@@ -18,8 +20,8 @@ pub fn shape(head: &str) -> Shape {
         i: 0,
     };
     let mut shape = Shape::default();
-    let (mut trajectory, mut first_step) = (false, None);
-    shape.keys = s.keys(|s, key| {
+    let (mut trajectory, mut first_step, mut complete) = (false, None, false);
+    (shape.keys, _) = s.keys(|s, key| {
         if key != "trajectory" || s.peek() != Some(b'[') {
             return s.skip();
         }
@@ -27,7 +29,9 @@ pub fn shape(head: &str) -> Shape {
         s.i += 1;
         s.ws();
         if s.peek() == Some(b'{') {
-            first_step = Some(s.keys(|s, _| s.skip()));
+            let (keys, whole) = s.keys(|s, _| s.skip());
+            first_step = Some(keys);
+            complete = whole;
         }
         // The rest of the array, item by item.
         loop {
@@ -50,6 +54,7 @@ pub fn shape(head: &str) -> Shape {
     });
     shape.trajectory = trajectory;
     shape.first_step = first_step;
+    shape.first_step_complete = complete;
     shape
 }
 
@@ -69,20 +74,25 @@ impl Skim<'_> {
         }
     }
 
-    /// The keys of the object at the cursor; `value` consumes each value (`None`: cut).
-    fn keys(&mut self, mut value: impl FnMut(&mut Self, &str) -> Option<()>) -> Vec<String> {
+    /// The keys of the object at the cursor, and whether its closing brace was reached;
+    /// `value` consumes each value (`None`: cut).
+    fn keys(
+        &mut self,
+        mut value: impl FnMut(&mut Self, &str) -> Option<()>,
+    ) -> (Vec<String>, bool) {
         let mut keys = Vec::new();
         if self.peek() != Some(b'{') {
-            return keys;
+            return (keys, false);
         }
         self.i += 1;
         loop {
             self.ws();
             match self.peek() {
-                Some(b'}') | None => {
+                Some(b'}') => {
                     self.i += 1;
-                    return keys;
+                    return (keys, true);
                 }
+                None => return (keys, false),
                 Some(b',') => {
                     self.i += 1;
                     continue;
@@ -90,17 +100,17 @@ impl Skim<'_> {
                 _ => {}
             }
             let Some(key) = self.string() else {
-                return keys;
+                return (keys, false);
             };
             self.ws();
             if self.peek() != Some(b':') {
-                return keys;
+                return (keys, false);
             }
             self.i += 1;
             self.ws();
             keys.push(key.clone());
             if value(self, &key).is_none() {
-                return keys;
+                return (keys, false);
             }
         }
     }

@@ -1,0 +1,192 @@
+//! Which format a file holds, judged by structure from its first records, never by its name
+//! (docs/FORMAT.md, *Detection and grouping*).
+//!
+//! Detection is strict: a file is read as a format only when it shows that format's
+//! distinctive structure. A file close to a format without it (an audit log with `source`,
+//! `action` and `id`; a text game's `trajectory`; a shell logger's `session` header; a
+//! chatbot's `user`/`assistant` lines) is a look-alike: it is not read, and the reason is
+//! handed back so the file is listed (`input.skipped_files`), never passed over in silence.
+
+use super::{claude_code, mini_swe_agent, openhands, pi, swe_agent, InputFormat, Sniffed};
+use crate::ingest::error::{ParseError, ProblemKind};
+use crate::ingest::files::{open_regular, problem, Limits, BOM};
+use crate::ingest::lines::LineReader;
+use std::io::{BufRead, BufReader, Read, Seek};
+use std::path::Path;
+
+/// How much of a file detection reads first.
+const SNIFF_BYTES: usize = 64 * 1024;
+
+/// Lines of a JSONL file judged.
+const LINES: usize = 8;
+
+/// What detection makes of a file.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Detected {
+    /// Recorded runs of this format.
+    Format(InputFormat),
+    /// Close to `format` without its distinctive structure: not read, for `reason`.
+    LookAlike { format: InputFormat, reason: String },
+    /// No recorded run: labels, reports, other JSON.
+    Other,
+}
+
+impl Detected {
+    fn of(format: InputFormat, sniffed: Sniffed) -> Self {
+        match sniffed {
+            Sniffed::Match => Self::Format(format),
+            Sniffed::LookAlike(reason) => Self::LookAlike { format, reason },
+            Sniffed::No => Self::Other,
+        }
+    }
+
+    /// The first recognised format of `judged`, else the first look-alike, else other.
+    fn first(judged: impl IntoIterator<Item = Self>) -> Self {
+        let mut look_alike = None;
+        for detected in judged {
+            match detected {
+                Self::Format(_) => return detected,
+                Self::LookAlike { .. } if look_alike.is_none() => look_alike = Some(detected),
+                _ => {}
+            }
+        }
+        look_alike.unwrap_or(Self::Other)
+    }
+}
+
+/// The format of `path`, judged by the structure of its first records; `None` for files
+/// that are no recorded run (labels, reports, anything else), for look-alikes and for
+/// files that cannot be read ([`detect_file`] says why).
+pub fn detect(path: &Path) -> Option<InputFormat> {
+    match detect_file(path, &Limits::default()) {
+        Ok(Detected::Format(format)) => Some(format),
+        _ => None,
+    }
+}
+
+/// What `path` holds, with a problem for a file that cannot be read or judged: not a
+/// regular file, unreadable, or a JSONL file whose first lines are longer than the line cap.
+pub fn detect_file(path: &Path, limits: &Limits) -> Result<Detected, ParseError> {
+    let shown = crate::ingest::display(path);
+    let (file, len) = open_regular(path, &shown)?;
+    let mut reader = BufReader::new(file);
+    let mut head = Vec::with_capacity(SNIFF_BYTES);
+    (&mut reader)
+        .take(SNIFF_BYTES as u64)
+        .read_to_end(&mut head)
+        .map_err(|e| problem(&shown, ProblemKind::Io(e.to_string())))?;
+    let text = String::from_utf8_lossy(head.strip_prefix(BOM).unwrap_or(&head));
+    let first = text.trim_start();
+    let judged = judge(first);
+    if matches!(judged, Detected::Format(_)) {
+        return Ok(judged);
+    }
+    // The head holds no whole line to judge a JSONL file by (a first prompt, or an
+    // evaluation's instruction, over 64 KiB): read its first lines whole, up to the line cap.
+    let cut = (head.len() as u64) < len && !first.contains('\n');
+    if !(cut && first.starts_with('{')) {
+        return Ok(judged);
+    }
+    reader
+        .rewind()
+        .map_err(|e| problem(&shown, ProblemKind::Io(e.to_string())))?;
+    let whole = by_whole_lines(reader, &shown, limits)?;
+    Ok(Detected::first([whole, judged]))
+}
+
+/// A format judged from the head of a file (possibly cut mid-line or mid-document).
+fn judge(first: &str) -> Detected {
+    if first.starts_with('[') {
+        return Detected::of(InputFormat::Openhands, openhands::judge(first));
+    }
+    if !first.starts_with('{') {
+        return Detected::Other;
+    }
+    // A JSONL file: judge by its first lines, each a complete object.
+    let lines: Vec<serde_json::Value> = first
+        .lines()
+        .take(LINES)
+        .filter_map(|l| serde_json::from_str(l).ok())
+        .collect();
+    let sessions = session_format(&lines);
+    if matches!(sessions, Detected::Format(_)) {
+        return sessions;
+    }
+    // A JSON document (or an evaluation output's first line): its leading keys tell.
+    let mini = if mini_swe_agent::sniff(first) {
+        Detected::Format(InputFormat::MiniSweAgent)
+    } else {
+        Detected::Other
+    };
+    Detected::first([
+        mini,
+        Detected::of(InputFormat::SweAgent, swe_agent::judge(first)),
+        Detected::of(InputFormat::Openhands, openhands::judge(first)),
+        sessions,
+    ])
+}
+
+/// The session-log format `lines` (a file's first lines) belong to, or resemble.
+fn session_format(lines: &[serde_json::Value]) -> Detected {
+    if lines.iter().any(claude_code::sniff) {
+        return Detected::Format(InputFormat::ClaudeCode);
+    }
+    let claude = if lines.iter().any(claude_code::resembles) {
+        Detected::LookAlike {
+            format: InputFormat::ClaudeCode,
+            reason: claude_code::LOOK_ALIKE.into(),
+        }
+    } else {
+        Detected::Other
+    };
+    Detected::first([Detected::of(InputFormat::Pi, pi::judge(lines)), claude])
+}
+
+/// Judges a JSONL file by its first 8 non-blank lines read whole, reading no more than
+/// the line cap in all: as a session log, or by its first line as an OpenHands evaluation
+/// output. A line over the cap that leaves the file unjudged is a problem: the file may be
+/// a recorded run whose format cannot be recognised, so it is not passed over in silence.
+fn by_whole_lines(
+    reader: impl BufRead,
+    shown: &str,
+    limits: &Limits,
+) -> Result<Detected, ParseError> {
+    let mut lines = LineReader::new(reader, limits.max_line);
+    let (mut budget, mut too_long, mut judged) = (limits.max_line, None, 0);
+    let (mut parsed, mut first) = (Vec::new(), None);
+    while let Some(line) = lines.next_line() {
+        let line = line.map_err(|e| problem(shown, ProblemKind::Io(e.to_string())))?;
+        if line.too_long {
+            too_long = too_long.or(Some(line.number));
+            break;
+        }
+        if line.bytes.iter().all(u8::is_ascii_whitespace) {
+            continue;
+        }
+        let text = String::from_utf8_lossy(line.bytes);
+        parsed.extend(serde_json::from_str::<serde_json::Value>(&text).ok());
+        first.get_or_insert_with(|| text.into_owned());
+        judged += 1;
+        budget = budget.saturating_sub(line.raw_len);
+        if judged == LINES || budget == 0 {
+            break;
+        }
+    }
+    let evaluation = first.as_deref().map_or(Detected::Other, |line| {
+        Detected::of(InputFormat::Openhands, openhands::judge(line))
+    });
+    let judged = Detected::first([session_format(&parsed), evaluation]);
+    match (too_long, &judged) {
+        (Some(number), Detected::Other) => Err(ParseError {
+            path: shown.to_string(),
+            line: Some(number),
+            field: None,
+            kind: ProblemKind::BadValue(format!(
+                "longer than the {} MiB line cap (--max-line-mib), so the file's format \
+                 cannot be recognised; --input-format reads it without recognising it",
+                limits.line_mib()
+            )),
+        }),
+        _ => Ok(judged),
+    }
+}
