@@ -280,8 +280,9 @@ pub fn plot_rounds(breaker: &Breaker, before: u32, event: &NormEvent<'_>, firing
 /// How both breaker guards report an escalation: `stalled` advises, `abandon` ends the run.
 pub fn fire_escalation(event: &NormEvent<'_>, e: &Escalation, firings: &mut Firings) {
     let (effect, next) = match e.tier {
-        // Only the main agent's abandon ends the run; a sub-agent's ends the sub-agent,
-        // whose share of the run's tokens the recording does not separate: unpriced.
+        // Only the main agent's abandon ends the run; a sub-agent's ends the sub-agent and
+        // stays advisory, so terminal firings (and the gate's verdicts on them) are about
+        // the run.
         Tier::Abandon if event.agent == "main" => {
             (Effect::Terminal, "terminal_incomplete + report_incomplete")
         }

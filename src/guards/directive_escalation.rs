@@ -179,7 +179,7 @@ impl DirectiveEscalation {
         track.terminal = true;
         let ignored = track.ignored;
         // Only the main agent's terminal state ends the run; a sub-agent's ends the
-        // sub-agent, which the cost model cannot price.
+        // sub-agent and stays advisory, so terminal firings are about the run.
         let effect = if event.agent == MAIN {
             self.terminal_turn.get_or_insert(event.turn);
             Effect::Terminal
