@@ -14,10 +14,11 @@ use std::path::PathBuf;
     hindsight replay ~/work/.omnius --strict --format json --out report.json\n  \
     hindsight replay corpora/ --set convergence_breaker.abandon=4\n  \
     hindsight replay corpora/ --format csv --out guards.csv\n  \
-    hindsight replay corpora/ --format parquet --out guards.parquet\n\n\
+    hindsight replay corpora/ --format parquet --out guards.parquet\n  \
+    hindsight replay sessions/ --prices model_prices.json\n\n\
     csv and parquet write one row per (run, guard): project, run_id, session, guard, \
-    work_order, fired, first_fire_turn, first_action, firings, terminal, tokens_saved. \
-    parquet is binary and needs --out."
+    work_order, fired, first_fire_turn, first_action, firings, terminal, tokens_saved, \
+    cost_saved_usd, run_cost_usd. parquet is binary and needs --out."
 )]
 pub struct Args {
     #[command(flatten)]

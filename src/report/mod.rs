@@ -361,7 +361,7 @@ pub enum Format {
     Table,
     Json,
     Markdown,
-    /// The run × guard table ([`frames::guards_frame`]) as CSV.
+    /// The run × guard table as CSV (`frames::guards_frame`).
     Csv,
     /// The run × guard table as Parquet (binary: write it to a file).
     Parquet,
