@@ -4,7 +4,7 @@ use super::input::Input;
 use super::{output, EXIT_OK};
 use crate::gate::{compare, judge, junit, score, GuardScore, Labels, Regression, Verdict};
 use crate::output::Entry;
-use crate::report::tables::thousands;
+use crate::report::tables::{cost_cell, thousands};
 use crate::report::Report;
 use anyhow::{bail, Context, Result};
 use comfy_table::{presets, ContentArrangement, Table};
@@ -176,6 +176,7 @@ fn render_table(o: &Outcome, out: &mut dyn Write) -> std::io::Result<()> {
             "median turn",
             "false terminal (healthy)",
             "tokens saved (failed)",
+            "$ saved (failed)",
         ]);
         for s in &o.scores {
             t.add_row(vec![
@@ -186,6 +187,7 @@ fn render_table(o: &Outcome, out: &mut dyn Write) -> std::io::Result<()> {
                     .map_or_else(|| "-".into(), |t| t.to_string()),
                 format!("{}/{}", s.false_terminal_on_healthy, s.healthy_runs),
                 thousands(s.tokens_saved_on_failed),
+                cost_cell(s.cost_saved_usd_on_failed, 0),
             ]);
         }
         writeln!(out, "\nScores\n{t}")?;

@@ -7,7 +7,7 @@ use crate::gate::sweep::{configure, grid, point, Param, Point};
 use crate::gate::Labels;
 use crate::ingest::ProjectSource;
 use crate::replay::{replay_all, RunReplay};
-use crate::report::tables::thousands;
+use crate::report::tables::{cost_cell, thousands};
 use crate::report::Report;
 use anyhow::{bail, Context, Result};
 use comfy_table::{presets, CellAlignment, ContentArrangement, Table};
@@ -151,6 +151,7 @@ fn render(params: &[Param], points: &[Point]) -> Table {
     headers.extend(
         [
             "tokens saved (failed)",
+            "$ saved (failed)",
             "failed runs cut",
             "false terminal (healthy)",
             "default",
@@ -164,6 +165,7 @@ fn render(params: &[Param], points: &[Point]) -> Table {
     for p in points {
         let mut row: Vec<String> = p.setting.iter().map(|(_, v)| v.to_string()).collect();
         row.push(thousands(p.tokens_saved_on_failed));
+        row.push(cost_cell(p.cost_saved_usd_on_failed, 0));
         row.push(format!("{}/{}", p.failed_cut, p.failed_runs));
         row.push(format!(
             "{}/{}",
@@ -176,7 +178,7 @@ fn render(params: &[Param], points: &[Point]) -> Table {
         });
         t.add_row(row);
     }
-    for i in 0..params.len() + 3 {
+    for i in 0..params.len() + 4 {
         if let Some(col) = t.column_mut(i) {
             col.set_cell_alignment(CellAlignment::Right);
         }

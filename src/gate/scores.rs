@@ -1,10 +1,10 @@
 //! Per-guard scores over a labeled corpus: recall on failed runs, how early it fires, false
-//! terminal firings on healthy runs, and tokens saved on failed runs.
+//! terminal firings on healthy runs, and tokens and dollars saved on failed runs.
 
 use super::labels::{Label, Labels};
 use crate::guards::registry;
 use crate::model::sum_tokens;
-use crate::report::{Report, RunReport};
+use crate::report::{dollar_sum, Report, RunReport};
 use serde::Serialize;
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -22,6 +22,8 @@ pub struct GuardScore {
     /// Healthy runs this guard would have cut short.
     pub false_terminal_on_healthy: usize,
     pub tokens_saved_on_failed: u64,
+    /// Its dollars alone over the failed runs that were priced; `None` when none was.
+    pub cost_saved_usd_on_failed: Option<f64>,
 }
 
 /// Scores every registered guard over the labeled runs of `report`.
@@ -78,6 +80,7 @@ pub fn score(report: &Report, labels: &Labels) -> Vec<GuardScore> {
                         .iter()
                         .filter_map(|r| r.savings.by_guard.get(id).copied()),
                 ),
+                cost_saved_usd_on_failed: dollar_sum(failed.iter().map(|r| r.cost_saved_by(id))),
             }
         })
         .collect()

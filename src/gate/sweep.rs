@@ -5,7 +5,7 @@
 use super::labels::{Label, Labels};
 use super::scores::permille;
 use crate::config::{resolve_guard, Config, ConfigError};
-use crate::report::Report;
+use crate::report::{dollar_sum, Report};
 use serde::Serialize;
 
 /// One swept parameter: `guard.key` and the values it takes.
@@ -107,12 +107,14 @@ pub fn configure(base: &Config, setting: &[(String, i64)]) -> Result<Config, Con
 }
 
 /// How one setting fares over the labeled corpus.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Point {
     pub setting: Vec<(String, i64)>,
     /// Every value equals the guard's default.
     pub is_default: bool,
     pub tokens_saved_on_failed: u64,
+    /// Dollars saved (combined) over the failed runs that were priced; `None` when none was.
+    pub cost_saved_usd_on_failed: Option<f64>,
     /// Healthy runs with any terminal firing.
     pub false_terminal_on_healthy: usize,
     /// Failed runs with a terminal firing (cut short, as they should be).
@@ -128,6 +130,7 @@ pub fn point(setting: Vec<(String, i64)>, report: &Report, labels: &Labels) -> P
         is_default: is_default(&setting),
         setting,
         tokens_saved_on_failed: 0,
+        cost_saved_usd_on_failed: None,
         false_terminal_on_healthy: 0,
         failed_cut: 0,
         failed_runs: 0,
@@ -151,6 +154,13 @@ pub fn point(setting: Vec<(String, i64)>, report: &Report, labels: &Labels) -> P
             None => {}
         }
     }
+    p.cost_saved_usd_on_failed = dollar_sum(
+        report
+            .runs
+            .iter()
+            .filter(|r| labels.get(r).map(|l| l.label) == Some(Label::Failed))
+            .map(|r| r.savings.cost_saved_usd.as_ref().map(|c| c.combined)),
+    );
     p.failed_cut_permille = permille(p.failed_cut, p.failed_runs);
     p
 }

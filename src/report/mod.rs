@@ -175,6 +175,15 @@ pub struct GuardSummary {
     pub cost_saved_usd: Option<f64>,
 }
 
+impl RunReport {
+    /// Dollars `guard` alone would have saved on this run: `None` when nothing in the run
+    /// was priced, 0 when the guard did not fire.
+    pub fn cost_saved_by(&self, guard: &str) -> Option<f64> {
+        let saved = self.savings.cost_saved_usd.as_ref()?;
+        Some(saved.by_guard.get(guard).copied().unwrap_or(0.0))
+    }
+}
+
 impl Report {
     pub fn build(runs: &[RunReplay], prices: &Prices) -> Self {
         let runs: Vec<RunReport> = runs
@@ -314,12 +323,7 @@ fn summarize(runs: &[RunReport]) -> Summary {
                     runs.iter()
                         .filter_map(|r| r.savings.by_guard.get(id).copied()),
                 ),
-                cost_saved_usd: dollar_sum(runs.iter().map(|r| {
-                    r.savings
-                        .cost_saved_usd
-                        .as_ref()
-                        .map(|c| c.by_guard.get(id).copied().unwrap_or(0.0))
-                })),
+                cost_saved_usd: dollar_sum(runs.iter().map(|r| r.cost_saved_by(id))),
             }
         })
         .collect();
@@ -347,7 +351,7 @@ fn dollars(usd: f64) -> f64 {
 }
 
 /// The sum of the figures that exist; `None` when none does (nothing was priced).
-fn dollar_sum(figures: impl IntoIterator<Item = Option<f64>>) -> Option<f64> {
+pub fn dollar_sum(figures: impl IntoIterator<Item = Option<f64>>) -> Option<f64> {
     figures
         .into_iter()
         .flatten()
