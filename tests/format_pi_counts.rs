@@ -429,3 +429,47 @@ fn a_tree_whose_path_cannot_be_followed_is_read_in_file_order() {
         (1, 2, 2, 4)
     );
 }
+
+#[test]
+fn the_table_says_what_was_copied_and_what_was_left_on_other_branches() {
+    let (mut copied, mut left) = (Vec::new(), Vec::new());
+    for name in sessions() {
+        let c = counts(&fixture(&name));
+        copied.extend(c.copied);
+        left.extend(c.abandoned);
+    }
+    let out = common::hindsight()
+        .args(["replay", ROOT])
+        .output()
+        .expect("runs");
+    let table = String::from_utf8_lossy(&out.stdout);
+    let turns: u64 = copied.iter().map(|c| c.turns).sum();
+    let tokens: u64 = copied.iter().map(|c| c.tokens).sum();
+    let line = format!(
+        "{} branched session(s) start with {turns} copied turns ({}",
+        copied.len(),
+        thousands(tokens)
+    );
+    assert!(table.contains(&line), "{line}\n{table}");
+    let turns: u64 = left.iter().map(|a| a.turns).sum();
+    let tokens: u64 = left.iter().map(|a| a.tokens).sum();
+    let branches: u64 = left.iter().map(|a| a.branches).sum();
+    let line = format!(
+        "{turns} turns ({} tokens) on {branches} abandoned branch(es)",
+        thousands(tokens)
+    );
+    assert!(table.contains(&line), "{line}\n{table}");
+}
+
+/// `1234567` as `1,234,567`, written out here rather than borrowed from the crate.
+fn thousands(n: u64) -> String {
+    let digits = n.to_string();
+    let mut out = String::new();
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}

@@ -1,6 +1,7 @@
 //! The tables the terminal and Markdown renderers share: built once, drawn twice.
 
 use super::Report;
+use crate::model::sum_tokens;
 use std::collections::BTreeMap;
 
 /// A titled grid of cells.
@@ -205,6 +206,43 @@ pub fn cost_cell(usd: Option<f64>, unpriced_tokens: u64) -> String {
     }
 }
 
+/// What was read but not counted as the runs' own: history a branched session copied from
+/// its parent, and the spend on branches a session tree left.
+fn set_aside(report: &Report) -> Vec<String> {
+    let (mut copied, mut copied_turns, mut copied_tokens) = (0, 0, 0);
+    let (mut branches, mut left_turns, mut left_tokens) = (0, 0, 0);
+    for run in &report.runs {
+        if let Some(c) = &run.input.copied {
+            copied += 1;
+            copied_turns += c.turns;
+            copied_tokens = sum_tokens([copied_tokens, c.tokens]);
+        }
+        if let Some(a) = &run.input.abandoned {
+            branches += a.branches;
+            left_turns += a.turns;
+            left_tokens = sum_tokens([left_tokens, a.tokens]);
+        }
+    }
+    let mut notes = Vec::new();
+    if copied > 0 {
+        notes.push(format!(
+            "{copied} branched session(s) start with {} copied turns ({} tokens) of their parent \
+             session, not counted again (input.copied in --format json)",
+            thousands(copied_turns),
+            thousands(copied_tokens)
+        ));
+    }
+    if branches > 0 {
+        notes.push(format!(
+            "{} turns ({} tokens) on {branches} abandoned branch(es) are not replayed or counted \
+             (input.abandoned in --format json)",
+            thousands(left_turns),
+            thousands(left_tokens)
+        ));
+    }
+    notes
+}
+
 /// The lines under the tables: what the marks mean and what input was skipped.
 pub fn notes(report: &Report) -> Vec<String> {
     let s = &report.summary;
@@ -221,6 +259,7 @@ pub fn notes(report: &Report) -> Vec<String> {
             thousands(s.cost_unpriced_tokens)
         ));
     }
+    notes.extend(set_aside(report));
     let n = s.skipped_records;
     if n > 0 {
         notes.push(format!(
