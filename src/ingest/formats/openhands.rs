@@ -129,7 +129,16 @@ fn history_of(mut run: Import, doc: &Value) -> Result<LoadedRun, ParseError> {
             .iter()
             .find_map(|k| Some((*k, o.get(*k)?.as_array()?)))
         {
-            Some((key, events)) => (key, events, o.get("error").and_then(Value::as_str)),
+            Some((key, events)) => {
+                if let Some(usages) = o
+                    .get("metrics")
+                    .and_then(|m| m.get("token_usages"))
+                    .and_then(Value::as_array)
+                {
+                    token_usages(&mut run, usages)?;
+                }
+                (key, events, o.get("error").and_then(Value::as_str))
+            }
             None => return run.fail("history", ProblemKind::MissingField),
         },
         _ => {
@@ -174,4 +183,36 @@ fn history_of(mut run: Import, doc: &Value) -> Result<LoadedRun, ParseError> {
     }
     run.outcome_at_end(error);
     Ok(run.b.finish())
+}
+
+/// An evaluation's `metrics.token_usages`: OpenHands' record of each response's usage
+/// (`prompt_tokens`, `completion_tokens`, `cache_read_tokens`, `cache_write_tokens`) and
+/// model, by `response_id`; the first entry of an id counts. An entry that cannot be read is
+/// a problem and is passed over.
+fn token_usages(run: &mut Import, usages: &[Value]) -> Result<(), ParseError> {
+    for (i, entry) in usages.iter().enumerate() {
+        let Some(id) = entry
+            .get("response_id")
+            .and_then(Value::as_str)
+            .filter(|id| !id.is_empty())
+        else {
+            continue;
+        };
+        match map::usage(entry, "") {
+            Ok(tokens) => {
+                let model = map::model(entry.get("model"));
+                run.recorded
+                    .entry(id.to_string())
+                    .or_insert((tokens, model));
+            }
+            Err(e) => {
+                let field = e.field.trim_start_matches('.').to_string();
+                run.problem(
+                    &format!("metrics.token_usages[{i}]"),
+                    FieldError::new(field, e.kind),
+                )?;
+            }
+        }
+    }
+    Ok(())
 }
