@@ -15,10 +15,12 @@
 //! `llm_metrics`, and an agent `message` (a reply without a tool call carries neither);
 //! actions sharing one `model_response.id` (parallel tool calls), or an unchanged
 //! cumulative usage, are one request. In a history where no event carries either, every
-//! agent action is a request. Usage: the response's own `usage` (`prompt_tokens` already
-//! include cached input; completion `completion_tokens`), else the difference of
+//! agent action is a request. Usage: the response's own `usage`, else an evaluation's
+//! `metrics.token_usages` entry for its response id, else the difference of
 //! `accumulated_token_usage` from the agent's previous reading (condenser calls fall into
-//! the next request's difference).
+//! the next request's difference); by kind, `prompt_tokens` already include the cache
+//! reads and writes (`map::Tokens::usage`). The model is the response's; the cost is the
+//! difference of `accumulated_cost` (0 where OpenHands could not price the model).
 //!
 //! **Calls.** Agent actions other than messages and bookkeeping are tool calls, named by
 //! [`TOOLS`] from the action type and the editor `command` (`map::call_of`); results
