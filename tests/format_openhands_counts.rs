@@ -228,8 +228,8 @@ fn imported(run: &LoadedRun) -> Imported {
 fn last_accumulated_cost(events: &[Value]) -> f64 {
     events
         .iter()
-        .filter_map(|e| e["llm_metrics"]["accumulated_cost"].as_f64())
-        .last()
+        .rev()
+        .find_map(|e| e["llm_metrics"]["accumulated_cost"].as_f64())
         .unwrap_or(0.0)
 }
 
