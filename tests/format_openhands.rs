@@ -7,7 +7,7 @@ mod common;
 use hindsight::config::Config;
 use hindsight::ingest::formats::{detect, import, openhands, InputFormat};
 use hindsight::ingest::{LoadedRun, Policy, ProblemKind};
-use hindsight::model::{Event, EventKind};
+use hindsight::model::{Event, EventKind, TokenSource, Usage};
 use hindsight::normalize::{ErrorClass, RunState, Step, ToolKind};
 use hindsight::replay::ProjectReplayer;
 use std::collections::BTreeMap;
@@ -387,8 +387,12 @@ fn older_pairs_and_histories_without_metadata() {
 
 #[test]
 fn cli_replays_the_fixtures_strictly() {
+    // The histories; the evaluation output beside them has a cut line on purpose
+    // (tests/format_openhands_counts.rs).
+    let (stuck, healthy) = (fixture(STUCK), fixture(HEALTHY));
     let out = common::hindsight()
-        .args(["replay", DIR, "--format", "json", "--strict"])
+        .args(["replay", "--format", "json", "--strict"])
+        .args([&stuck, &healthy])
         .output()
         .expect("runs");
     assert!(
@@ -420,4 +424,84 @@ fn truncated_documents_never_panic() {
             assert_eq!(loaded.problems.count, 1, "{run} cut at {cut}");
         }
     }
+}
+
+/// Each request's (turn, usage by kind, model, recorded cost).
+fn requests(run: &LoadedRun) -> Vec<(u32, Usage, Option<String>, Option<f64>)> {
+    run.events
+        .iter()
+        .filter_map(|e| match &e.kind {
+            EventKind::ModelRequest(r) => Some((
+                e.at.turn,
+                r.usage.unwrap_or_default(),
+                r.model.clone(),
+                r.cost_usd,
+            )),
+            _ => None,
+        })
+        .collect()
+}
+
+fn kinds(input: u64, cache_write: u64, cache_read: u64, output: u64) -> Usage {
+    Usage {
+        input,
+        cache_write,
+        cache_read,
+        output,
+        source: TokenSource::Recorded,
+    }
+}
+
+#[test]
+fn usage_by_kind_model_and_cost() {
+    // The response's usage: `prompt_tokens` 1200 hold 800 read from and 300 written to
+    // the cache; the cost is the growth of `accumulated_cost`.
+    let stuck = requests(&load(STUCK));
+    let (turn, usage, model, cost) = &stuck[0];
+    assert_eq!(
+        (*turn, *usage, model.as_deref()),
+        (
+            1,
+            kinds(100, 300, 800, 40),
+            Some("claude-sonnet-4-20250514")
+        )
+    );
+    assert!((cost.unwrap() - 0.0042).abs() < 1e-12);
+    let (_, _, _, cost) = &stuck[1];
+    assert!((cost.unwrap() - 0.0049).abs() < 1e-12, "{cost:?}");
+    // The reply after the condensation: the counter's growth, the condenser's call included.
+    let (turn, usage, _, cost) = &stuck[7];
+    assert_eq!((*turn, *usage), (8, kinds(3650, 0, 0, 250)));
+    assert!((cost.unwrap() - (0.0633 - 0.0459)).abs() < 1e-12);
+    // Cumulative readings only: the model is the counter's.
+    let healthy = requests(&load(HEALTHY));
+    assert!(healthy
+        .iter()
+        .all(|r| r.2.as_deref() == Some("gpt-4o-2024-08-06")));
+
+    // A response without usage in its event takes the evaluation's `token_usages` entry
+    // for its id; a prompt too small to hold its cache writes did not include them.
+    let dir = tempfile::tempdir().expect("tempdir");
+    let action = |id: u32, response: &str| {
+        format!(
+            r#"{{"id":{id},"timestamp":"t","source":"agent","action":"run","tool_call_metadata":{{"tool_call_id":"c{id}","model_response":{response}}},"args":{{"command":"ls"}}}}"#
+        )
+    };
+    let listed = action(1, r#"{"id":"r1","model":"claude-sonnet-4-20250514"}"#);
+    let own = action(
+        2,
+        r#"{"id":"r2","model":"claude-sonnet-4-20250514","usage":{"prompt_tokens":1000,"completion_tokens":9,"prompt_tokens_details":{"cached_tokens":900},"cache_creation_input_tokens":400}}"#,
+    );
+    let text = format!(
+        r#"{{"instance_id":"i","history":[{listed},{own}],"metrics":{{"token_usages":[{{"model":"anthropic/claude-sonnet-4-20250514","prompt_tokens":500,"completion_tokens":20,"cache_read_tokens":300,"cache_write_tokens":150,"response_id":"r1"}}]}}}}"#
+    );
+    let path = write(dir.path(), "i.json", &text);
+    let run = requests(&import(&path, "i", InputFormat::Openhands, Policy::Strict).expect("loads"));
+    assert_eq!(
+        run.iter().map(|r| (r.1, r.3)).collect::<Vec<_>>(),
+        [
+            (kinds(50, 150, 300, 20), None),
+            (kinds(100, 400, 900, 9), None)
+        ]
+    );
 }

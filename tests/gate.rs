@@ -399,3 +399,80 @@ fn the_shipped_sweep_marks_defaults_without_false_terminal_firings() {
         .expect("abandon=2 point");
     assert!(aggressive["false_terminal_on_healthy"].as_u64().expect("n") > 0);
 }
+
+/// An OpenHands evaluation output gated with its SWE-bench summary: each instance of
+/// `output.jsonl` is a run named by its `instance_id`, so the summary's ids label them with
+/// no hand work (issue #12). Ids the file does not hold are not judged.
+#[test]
+fn swe_bench_labels_match_openhands_instances_by_id() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let fixture =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/formats/openhands/output.jsonl");
+    fs::copy(&fixture, dir.path().join("output.jsonl")).expect("copy");
+    let summary = |resolved: &[&str], unresolved: &[&str]| {
+        let text = json!({
+            "total_instances": 500,
+            "submitted_instances": 4,
+            "resolved_instances": resolved.len(),
+            "resolved_ids": resolved,
+            "unresolved_ids": unresolved,
+            "error_ids": [],
+        });
+        fs::write(dir.path().join("results.json"), text.to_string()).expect("write");
+    };
+    let gate = |extra: &[&str]| {
+        hindsight()
+            .current_dir(dir.path())
+            .args(["gate", "output.jsonl", "--labels", "results.json"])
+            .args(extra)
+            .output()
+            .expect("runs")
+    };
+
+    summary(
+        &["acme__calc-7", "django__django-11099"],
+        &["acme__semver-12", "slug__slugify-3"],
+    );
+    let out = gate(&["--format", "json"]);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let outcome: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json");
+    let runs: Vec<&str> = outcome["verdicts"]
+        .as_array()
+        .expect("verdicts")
+        .iter()
+        .map(|v| v["run"].as_str().expect("run"))
+        .collect();
+    assert_eq!(runs, ["acme__calc-7"], "the one healthy instance is judged");
+    for score in outcome["scores"].as_array().expect("scores") {
+        assert_eq!(
+            (&score["failed_runs"], &score["healthy_runs"]),
+            (&json!(2), &json!(1)),
+            "{score}"
+        );
+    }
+    let ledger = outcome["scores"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["guard"] == "ledger_finalization")
+        .expect("ledger");
+    assert_eq!(ledger["fired_on_failed"], 2);
+
+    // Labelled healthy, the instance that repeats its failing test run is cut short by a
+    // breaker set to abandon after two: the gate fails, naming the instance.
+    summary(&["acme__calc-7", "slug__slugify-3"], &["acme__semver-12"]);
+    let out = gate(&["--set", "breaker.abandon=2", "--set", "breaker.stalled=2"]);
+    assert_eq!(out.status.code(), Some(1));
+    let table = String::from_utf8_lossy(&out.stdout);
+    let failure = table
+        .lines()
+        .find(|l| l.contains("cut the healthy run short"))
+        .unwrap_or_else(|| panic!("{table}"));
+    assert!(failure.contains("slug__slugify-3"), "{failure}");
+    assert!(failure.contains("convergence_breaker"), "{failure}");
+}

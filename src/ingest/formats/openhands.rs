@@ -15,10 +15,12 @@
 //! `llm_metrics`, and an agent `message` (a reply without a tool call carries neither);
 //! actions sharing one `model_response.id` (parallel tool calls), or an unchanged
 //! cumulative usage, are one request. In a history where no event carries either, every
-//! agent action is a request. Usage: the response's own `usage` (`prompt_tokens` already
-//! include cached input; completion `completion_tokens`), else the difference of
+//! agent action is a request. Usage: the response's own `usage`, else an evaluation's
+//! `metrics.token_usages` entry for its response id, else the difference of
 //! `accumulated_token_usage` from the agent's previous reading (condenser calls fall into
-//! the next request's difference).
+//! the next request's difference); by kind, `prompt_tokens` already include the cache
+//! reads and writes (`map::Tokens::usage`). The model is the response's; the cost is the
+//! difference of `accumulated_cost` (0 where OpenHands could not price the model).
 //!
 //! **Calls.** Agent actions other than messages and bookkeeping are tool calls, named by
 //! [`TOOLS`] from the action type and the editor `command` (`map::call_of`); results
@@ -129,7 +131,16 @@ fn history_of(mut run: Import, doc: &Value) -> Result<LoadedRun, ParseError> {
             .iter()
             .find_map(|k| Some((*k, o.get(*k)?.as_array()?)))
         {
-            Some((key, events)) => (key, events, o.get("error").and_then(Value::as_str)),
+            Some((key, events)) => {
+                if let Some(usages) = o
+                    .get("metrics")
+                    .and_then(|m| m.get("token_usages"))
+                    .and_then(Value::as_array)
+                {
+                    token_usages(&mut run, usages)?;
+                }
+                (key, events, o.get("error").and_then(Value::as_str))
+            }
             None => return run.fail("history", ProblemKind::MissingField),
         },
         _ => {
@@ -174,4 +185,36 @@ fn history_of(mut run: Import, doc: &Value) -> Result<LoadedRun, ParseError> {
     }
     run.outcome_at_end(error);
     Ok(run.b.finish())
+}
+
+/// An evaluation's `metrics.token_usages`: OpenHands' record of each response's usage
+/// (`prompt_tokens`, `completion_tokens`, `cache_read_tokens`, `cache_write_tokens`) and
+/// model, by `response_id`; the first entry of an id counts. An entry that cannot be read is
+/// a problem and is passed over.
+fn token_usages(run: &mut Import, usages: &[Value]) -> Result<(), ParseError> {
+    for (i, entry) in usages.iter().enumerate() {
+        let Some(id) = entry
+            .get("response_id")
+            .and_then(Value::as_str)
+            .filter(|id| !id.is_empty())
+        else {
+            continue;
+        };
+        match map::usage(entry, "") {
+            Ok(tokens) => {
+                let model = map::model(entry.get("model"));
+                run.recorded
+                    .entry(id.to_string())
+                    .or_insert((tokens, model));
+            }
+            Err(e) => {
+                let field = e.field.trim_start_matches('.').to_string();
+                run.problem(
+                    &format!("metrics.token_usages[{i}]"),
+                    FieldError::new(field, e.kind),
+                )?;
+            }
+        }
+    }
+    Ok(())
 }

@@ -1,12 +1,12 @@
 //! The importer's state over one history: whose turn it is, which call an observation
 //! answers, the cumulative usage readings, the outcome.
 
-use super::map::{self, text, wrong};
+use super::map::{self, text, wrong, Tokens};
 use super::{ERRORS, TOOLS};
 use crate::ingest::error::{FieldError, ParseError, Policy, ProblemKind};
 use crate::ingest::formats::builder::{canonical_tool, error_class, Builder};
 use crate::ingest::LoadedRun;
-use crate::model::tokens_from_chars;
+use crate::model::{tokens_from_chars, Request};
 use serde_json::{Map, Value};
 use std::collections::HashMap;
 
@@ -23,13 +23,54 @@ pub(super) fn listed(list: &str, kind: &str) -> bool {
     list.split(' ').any(|k| k == kind)
 }
 
+/// A cumulative reading of an action's `llm_metrics`: `accumulated_token_usage` and
+/// `accumulated_cost` (absent in older versions), over the run so far, condenser calls
+/// included (OpenHands combines the agent's and the condenser's metrics).
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+struct Reading {
+    tokens: Tokens,
+    cost: Option<f64>,
+}
+
+impl Reading {
+    /// Before any request.
+    const START: Reading = Reading {
+        tokens: Tokens {
+            prompt: 0,
+            completion: 0,
+            cache_read: 0,
+            cache_write: 0,
+        },
+        cost: Some(0.0),
+    };
+
+    /// Whether `self` continues `earlier`'s counter (prompt and completion did not go down).
+    fn continues(&self, earlier: &Reading) -> bool {
+        self.tokens.prompt >= earlier.tokens.prompt
+            && self.tokens.completion >= earlier.tokens.completion
+    }
+
+    /// What was used since `earlier`, a reading this one continues; the cost only when both
+    /// readings record one.
+    fn since(&self, earlier: &Reading) -> Reading {
+        let cost = match (self.cost, earlier.cost) {
+            (Some(now), Some(then)) => Some((now - then).max(0.0)),
+            _ => None,
+        };
+        Reading {
+            tokens: self.tokens.since(&earlier.tokens),
+            cost,
+        }
+    }
+}
+
 /// One agent's place in the history: the main agent, or a delegate until its result.
 struct Agent {
     name: String,
     /// The `delegate` call that started it.
     call: Option<String>,
-    /// Its last cumulative (prompt, completion) reading, and whether it is the parent's.
-    cumulative: Option<(u64, u64)>,
+    /// Its last cumulative reading, and whether it is the parent's.
+    cumulative: Option<Reading>,
     shared: bool,
     last_response: Option<String>,
 }
@@ -46,6 +87,8 @@ pub struct Import {
     /// Action id → (call id, agent); tool call id → the same.
     calls: HashMap<i64, (String, String)>,
     by_tool_call: HashMap<String, (String, String)>,
+    /// An evaluation's `metrics.token_usages`: each response's usage and model, by id.
+    pub recorded: HashMap<String, (Tokens, Option<String>)>,
     last_prompt: u64,
     just_compacted: bool,
     outcome: bool,
@@ -71,6 +114,7 @@ impl Import {
             agents: vec![main],
             calls: HashMap::new(),
             by_tool_call: HashMap::new(),
+            recorded: HashMap::new(),
             last_prompt: 0,
             just_compacted: false,
             outcome: false,
@@ -175,58 +219,83 @@ impl Import {
         }
     }
 
-    /// Starts a turn when `action` came from a new model request.
+    /// Starts a turn when `action` came from a new model request, with its usage by kind,
+    /// model and cost. Usage: the response's own `usage`, else the evaluation's
+    /// `metrics.token_usages` entry for the response id, else the difference of the
+    /// cumulative reading since the agent's previous one. Model: the response's, else the
+    /// usage entry's, else the cumulative reading's. Cost: the difference of
+    /// `accumulated_cost` (OpenHands keeps no cost per response id), condenser calls since
+    /// the previous request included.
     fn request(&mut self, action: &Map<String, Value>, kind: &str) -> Result<(), FieldError> {
         let meta = action.get("tool_call_metadata").filter(|m| !m.is_null());
         let metrics = action.get("llm_metrics").filter(|m| !m.is_null());
         if self.marked && meta.is_none() && metrics.is_none() && kind != "message" {
             return Ok(());
         }
-        let cumulative = metrics
-            .and_then(|m| m.get("accumulated_token_usage"))
-            .map(|u| map::usage(u, "llm_metrics.accumulated_token_usage"))
-            .transpose()?;
+        let accumulated = metrics.and_then(|m| m.get("accumulated_token_usage"));
+        let cumulative = match accumulated {
+            Some(u) => Some(Reading {
+                tokens: map::usage(u, "llm_metrics.accumulated_token_usage")?,
+                cost: accumulated_cost(metrics)?,
+            }),
+            None => None,
+        };
         let response = meta
             .and_then(|m| m.get("model_response"))
             .filter(|r| !r.is_null());
-        let key = response
-            .and_then(|r| r.get("id")?.as_str().map(str::to_string))
-            .or_else(|| cumulative.map(|(p, c)| format!("accumulated:{p}:{c}")));
+        let response_id = response.and_then(|r| r.get("id")?.as_str());
+        let key = response_id.map(str::to_string).or_else(|| {
+            cumulative.map(|r| format!("accumulated:{}:{}", r.tokens.prompt, r.tokens.completion))
+        });
         let agent = self.agents.last_mut().expect("main agent");
         if key.is_some() && key == agent.last_response {
             return Ok(());
         }
         agent.last_response = key;
-        let exact = response
+        let listed = response_id.and_then(|id| self.recorded.get(id));
+        let exact = match response
             .and_then(|r| r.get("usage"))
             .filter(|u| !u.is_null())
-            .map(|u| map::usage(u, "tool_call_metadata.model_response.usage"))
-            .transpose()?;
+        {
+            Some(u) => Some(map::usage(u, "tool_call_metadata.model_response.usage")?),
+            None => listed.map(|(tokens, _)| *tokens),
+        };
+        let model = map::model(response.and_then(|r| r.get("model")))
+            .or_else(|| listed.and_then(|(_, model)| model.clone()))
+            .or_else(|| map::model(accumulated.and_then(|u| u.get("model"))));
         let delta = cumulative.map(|now| self.delta(now));
-        let usage = exact.or(delta);
-        if let Some((prompt, _)) = usage {
-            self.last_prompt = prompt;
+        let usage = exact
+            .or(delta.map(|d| d.tokens))
+            .map(|tokens| tokens.usage());
+        if let Some(usage) = usage {
+            self.last_prompt = usage.prompt();
         }
-        self.b.request(&self.agent(), usage);
+        let request = Request {
+            usage,
+            model,
+            cost_usd: delta.and_then(|d| d.cost),
+        };
+        self.b.model_request(&self.agent(), request);
         Ok(())
     }
 
-    /// Tokens since the current agent's last cumulative reading. A delegate's first reading
-    /// at or above its parent's is the parent's counter continued (OpenHands shares it).
-    fn delta(&mut self, now: (u64, u64)) -> (u64, u64) {
+    /// What was used since the current agent's last cumulative reading. A delegate's first
+    /// reading at or above its parent's is the parent's counter continued (OpenHands shares
+    /// it).
+    fn delta(&mut self, now: Reading) -> Reading {
         let depth = self.agents.len();
         let parent = depth.checked_sub(2).and_then(|i| self.agents[i].cumulative);
         let agent = &mut self.agents[depth - 1];
         let base = agent.cumulative.unwrap_or_else(|| match parent {
-            Some(p) if now.0 >= p.0 && now.1 >= p.1 => {
+            Some(p) if now.continues(&p) => {
                 agent.shared = true;
                 p
             }
-            _ => (0, 0),
+            _ => Reading::START,
         });
         agent.cumulative = Some(now);
-        if now.0 >= base.0 && now.1 >= base.1 {
-            (now.0 - base.0, now.1 - base.1)
+        if now.continues(&base) {
+            now.since(&base)
         } else {
             now
         }
@@ -354,7 +423,7 @@ impl Import {
     fn rejected(&mut self, obs: &Map<String, Value>, content: &str) {
         let agent = self.agent();
         if self.b.turn() == 0 {
-            self.b.request(&agent, None);
+            self.b.model_request(&agent, Request::default());
         }
         let id = obs.get("id").and_then(Value::as_i64).unwrap_or(-1);
         let call_id = format!("oh-{id}");
@@ -403,5 +472,19 @@ impl Import {
                 }
             }
         }
+    }
+}
+
+/// `llm_metrics.accumulated_cost`, in US dollars (absent before OpenHands recorded it).
+fn accumulated_cost(metrics: Option<&Value>) -> Result<Option<f64>, FieldError> {
+    match metrics.and_then(|m| m.get("accumulated_cost")) {
+        None | Some(Value::Null) => Ok(None),
+        Some(v) => match v.as_f64() {
+            Some(c) if c.is_finite() && c >= 0.0 => Ok(Some(c)),
+            _ => Err(FieldError::new(
+                "llm_metrics.accumulated_cost",
+                ProblemKind::BadValue(format!("expected a non-negative number, found {v}")),
+            )),
+        },
     }
 }

@@ -3,7 +3,7 @@
 
 use crate::ingest::error::{FieldError, ProblemKind};
 use crate::ingest::json::token_count;
-use crate::model::Todo;
+use crate::model::{Todo, TokenSource, Usage};
 use serde_json::{Map, Value};
 
 /// Keys of an action's `args` that are presentation or bookkeeping, not arguments of the
@@ -168,20 +168,94 @@ pub fn todos(items: &[Value]) -> Result<Vec<Todo>, FieldError> {
         .collect()
 }
 
-/// `prompt_tokens` and `completion_tokens` of a usage object (absent counts as 0; a
-/// non-count is a problem). OpenHands' `prompt_tokens` already include cached input.
-pub fn usage(v: &Value, field: &str) -> Result<(u64, u64), FieldError> {
-    let count = |key: &str| match v.get(key) {
-        None | Some(Value::Null) => Ok(0),
+/// A usage reading as OpenHands and LiteLLM write it: `prompt_tokens` (every prompt token,
+/// cached or not), the parts of it read from and written to the provider's cache, and
+/// `completion_tokens`. One request's usage, or a cumulative counter.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Tokens {
+    pub prompt: u64,
+    pub completion: u64,
+    pub cache_read: u64,
+    pub cache_write: u64,
+}
+
+impl Tokens {
+    /// The tokens since `earlier`, a cumulative reading this one continues (a cache count
+    /// that went down counts 0).
+    pub fn since(&self, earlier: &Tokens) -> Tokens {
+        Tokens {
+            prompt: self.prompt.saturating_sub(earlier.prompt),
+            completion: self.completion.saturating_sub(earlier.completion),
+            cache_read: self.cache_read.saturating_sub(earlier.cache_read),
+            cache_write: self.cache_write.saturating_sub(earlier.cache_write),
+        }
+    }
+
+    /// The request's usage by kind. OpenHands' `prompt_tokens` is LiteLLM's, which follows
+    /// OpenAI: it already includes the cached input. Cache reads (`cached_tokens`, Anthropic's
+    /// `cache_read_input_tokens`) are always in it; LiteLLM adds Anthropic's cache writes
+    /// (`cache_creation_input_tokens`) to it too (a request that wrote 3,482 tokens to the
+    /// cache reports `prompt_tokens` 3,486), so fresh input is
+    /// `prompt - cache_read - cache_write`, and the kinds add up to `prompt_tokens`. Some
+    /// LiteLLM releases left the writes out of the prompt: a prompt too small to hold its
+    /// cache reads and writes is taken to be fresh input and reads only, the writes counted
+    /// beside it; reads above the prompt are capped at it.
+    pub fn usage(&self) -> Usage {
+        let cache_read = self.cache_read.min(self.prompt);
+        let rest = self.prompt - cache_read;
+        let input = rest.checked_sub(self.cache_write).unwrap_or(rest);
+        Usage {
+            input,
+            cache_write: self.cache_write,
+            cache_read,
+            output: self.completion,
+            source: TokenSource::Recorded,
+        }
+    }
+}
+
+/// The token counts of a usage object: OpenHands' `TokenUsage` (`prompt_tokens`,
+/// `completion_tokens`, `cache_read_tokens`, `cache_write_tokens`) or a model response's
+/// `usage` (cache reads in `prompt_tokens_details.cached_tokens`, as OpenHands reads them,
+/// else `cache_read_input_tokens`; writes in `cache_creation_input_tokens`). Absent counts
+/// as 0; a non-count is a problem.
+pub fn usage(v: &Value, field: &str) -> Result<Tokens, FieldError> {
+    let count = |obj: &Value, at: &str, key: &str| match obj.get(key) {
+        None | Some(Value::Null) => Ok(None),
         Some(n) => match n.as_u64() {
-            Some(n) => token_count(n, &format!("{field}.{key}")),
+            Some(n) => token_count(n, &format!("{field}.{at}{key}")).map(Some),
             None => Err(FieldError::new(
-                format!("{field}.{key}"),
+                format!("{field}.{at}{key}"),
                 ProblemKind::BadValue(format!("expected a non-negative integer, found {n}")),
             )),
         },
     };
-    Ok((count("prompt_tokens")?, count("completion_tokens")?))
+    let details = match v.get("prompt_tokens_details") {
+        Some(d) if d.is_object() => count(d, "prompt_tokens_details.", "cached_tokens")?,
+        _ => None,
+    };
+    let cache_read = match count(v, "", "cache_read_tokens")? {
+        Some(n) => Some(n),
+        None => details.or(count(v, "", "cache_read_input_tokens")?),
+    };
+    let cache_write = match count(v, "", "cache_write_tokens")? {
+        Some(n) => Some(n),
+        None => count(v, "", "cache_creation_input_tokens")?,
+    };
+    Ok(Tokens {
+        prompt: count(v, "", "prompt_tokens")?.unwrap_or(0),
+        completion: count(v, "", "completion_tokens")?.unwrap_or(0),
+        cache_read: cache_read.unwrap_or(0),
+        cache_write: cache_write.unwrap_or(0),
+    })
+}
+
+/// A model name as OpenHands records it; its `Metrics` default `default` names none.
+pub fn model(v: Option<&Value>) -> Option<String> {
+    v.and_then(Value::as_str)
+        .map(str::trim)
+        .filter(|m| !m.is_empty() && *m != "default")
+        .map(str::to_string)
 }
 
 /// The outcome a `finish` (or `reject`) records: `task_completed` `partial`/`false` →

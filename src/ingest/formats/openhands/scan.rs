@@ -153,7 +153,7 @@ fn verdict(seen: &Seen) -> Sniffed {
         ));
     }
     if seen.complete && !shaped {
-        return look_alike(format!("its first event has no {needs}"));
+        return look_alike(format!("its first event lacks {needs}"));
     }
     Sniffed::Match
 }
