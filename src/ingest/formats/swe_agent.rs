@@ -32,7 +32,10 @@
 //!   ties to the earlier turn) in proportion to each call's prompt size: the step's `query`
 //!   messages (1.x) if every step has them, else the main agent's `history` before its n-th
 //!   assistant message (if history has one per step), else evenly; completions in
-//!   proportion to each step's `response`.
+//!   proportion to each step's `response`. Each share is marked `spread` (the total is
+//!   recorded, the share is not). `instance_cost` is spread likewise, in proportion to each
+//!   call's tokens, as its recorded cost (none when it is 0: SWE-agent's "could not price").
+//!   The model is `replay_config`'s `agent.model.name` (1.x); 0.x names none.
 //! - outcome: `info.exit_status` `submitted` is `completed`; any other status is kept as
 //!   recorded (`exit_cost`, `submitted (exit_context)`: not a completion claim); the summary
 //!   is `info.submission`.
@@ -52,6 +55,7 @@ use super::builder::{canonical_tool, error_class, Builder, ErrorTable, ToolTable
 use super::{read_document, Sniffed};
 use crate::ingest::error::{ParseError, Policy, ProblemKind};
 use crate::ingest::{unique, Limits, LoadedRun};
+use crate::model::Request;
 use serde_json::{Map, Value};
 use std::path::Path;
 
@@ -248,7 +252,15 @@ pub fn import(path: &Path, policy: Policy, limits: &Limits) -> Result<LoadedRun,
             .map(|()| None),
     };
     let totals = (total("tokens_sent")?, total("tokens_received")?);
-    let usage = usage::usage(totals, &calls, &history);
+    let cost = match usage::cost(info) {
+        Ok(c) => c,
+        Err(e) => b
+            .problems
+            .record(policy, problem(Some(&e.field), e.kind))
+            .map(|()| None)?,
+    };
+    let requests = usage::requests(totals, cost, &calls, &history);
+    let model = usage::model(doc);
     b.session_start(steps.iter().find_map(|s| action::state(s).1));
     let first_reply = history
         .iter()
@@ -269,7 +281,15 @@ pub fn import(path: &Path, policy: Policy, limits: &Limits) -> Result<LoadedRun,
         if !action::is_model_call(&action) {
             continue;
         }
-        b.request("main", usage.get(calls_seen).copied().flatten());
+        let (usage, cost_usd) = requests.get(calls_seen).copied().unwrap_or_default();
+        b.model_request(
+            "main",
+            Request {
+                usage,
+                model: model.clone(),
+                cost_usd,
+            },
+        );
         calls_seen += 1;
         b.message("assistant", &text(step, "response"), None);
         let key = action::command_key(&action);
