@@ -141,19 +141,26 @@ pub fn failure(observation: &str) -> Option<String> {
         end -= 1;
     }
     let from_first = observation[offset..end].to_ascii_lowercase();
-    let judged = [(&from_first, first), (&last.to_ascii_lowercase(), last)];
+    let (first_lower, last_lower) = (first.to_ascii_lowercase(), last.to_ascii_lowercase());
+    let judged = [
+        (from_first.as_str(), first, first_lower.as_str()),
+        (last_lower.as_str(), last, last_lower.as_str()),
+    ];
     RULES
         .iter()
-        .find(|r| judged.iter().any(|(text, line)| matches(r, text, line)))
+        .find(|r| {
+            judged
+                .iter()
+                .any(|(text, original, line)| matches(r, text, original, line))
+        })
         .map(|r| r.class.to_string())
 }
 
-/// Whether `rule` matches `line`; `text` is the judged text from `line` on, lower-cased
-/// (a `Start` phrase may run over several lines).
-fn matches(rule: &Rule, text: &str, original: &str) -> bool {
+/// Whether `rule` matches a judged line, given as written (`original`) and lower-cased
+/// (`line`); `text` is the lower-cased judged text from that line on (a `Start` phrase may
+/// run over several lines).
+fn matches(rule: &Rule, text: &str, original: &str, line: &str) -> bool {
     let phrase = rule.phrase.to_ascii_lowercase();
-    let lower = original.to_ascii_lowercase();
-    let line = lower.as_str();
     match rule.at {
         At::Start => starts_with_pattern(text, &phrase),
         At::Said => {
