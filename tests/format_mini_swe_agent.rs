@@ -8,13 +8,16 @@
 //! - `acme__inventory-21`: 1.1, healthy: read, edit with a script, tests pass, submit.
 //! - `acme__ledger-8`: 1.0 (text-based ```` ```bash ```` actions, observations as user
 //!   messages), with a format error, a timeout notice and the submission as a user message.
+//! - `acme__wallet-5`: 2.x with an Anthropic model through LiteLLM (cache reads and writes
+//!   inside `prompt_tokens`), a format error that keeps its response's usage and cost, one
+//!   that keeps neither, and a cost saved as 0 because LiteLLM could not price it.
 
 mod common;
 
 use hindsight::config::Config;
 use hindsight::ingest::formats::{detect, import, mini_swe_agent, InputFormat};
 use hindsight::ingest::{LoadedRun, Policy, ProblemKind};
-use hindsight::model::EventKind;
+use hindsight::model::{EventKind, Request, TokenSource, Usage};
 use hindsight::normalize::{ErrorClass, RunState, Step, ToolKind};
 use hindsight::replay::ProjectReplayer;
 use std::path::{Path, PathBuf};
@@ -23,6 +26,7 @@ const DIR: &str = "tests/fixtures/formats/mini_swe_agent";
 const LOOPING: &str = "acme__inventory-17";
 const HEALTHY: &str = "acme__inventory-21";
 const TEXT_1_0: &str = "acme__ledger-8";
+const CACHED: &str = "acme__wallet-5";
 
 fn fixture(name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -98,7 +102,7 @@ fn firings(run: &LoadedRun, guard: &str) -> Vec<(u32, String)> {
 
 #[test]
 fn fixtures_are_detected_by_structure() {
-    for name in [LOOPING, HEALTHY, TEXT_1_0] {
+    for name in [LOOPING, HEALTHY, TEXT_1_0, CACHED] {
         assert_eq!(
             detect(&fixture(name)),
             Some(InputFormat::MiniSweAgent),
@@ -301,6 +305,123 @@ fn token_totals_are_the_recorded_usage() {
     assert_eq!(tokens(&load(TEXT_1_0)), 9_805);
 }
 
+/// Every model request with what the trajectory records of it.
+fn requests(run: &LoadedRun) -> Vec<(u32, &Request)> {
+    let of = run.events.iter().filter_map(|e| match &e.kind {
+        EventKind::ModelRequest(r) => Some((e.at.turn, r)),
+        _ => None,
+    });
+    of.collect()
+}
+
+fn kinds(u: &Usage) -> [u64; 4] {
+    [u.input, u.cache_write, u.cache_read, u.output]
+}
+
+/// Usage by kind, the model and the recorded cost of each request: cache reads and writes
+/// apart from fresh input, a rejected response's kept usage, a saved 0 as no cost.
+#[test]
+fn usage_by_kind_model_and_cost_are_read() {
+    let run = load(CACHED);
+    let recorded = requests(&run);
+    let turns: Vec<u32> = recorded.iter().map(|(t, _)| *t).collect();
+    assert_eq!(turns, [1, 2, 3, 4, 5, 6, 7]);
+    let usage: Vec<Option<[u64; 4]>> = recorded
+        .iter()
+        .map(|(_, r)| r.usage.as_ref().map(kinds))
+        .collect();
+    assert_eq!(
+        usage,
+        [
+            Some([276, 2104, 0, 74]),
+            // The format error that kept its response.
+            Some([128, 379, 2104, 38]),
+            Some([128, 123, 2483, 61]),
+            // The one that did not.
+            None,
+            Some([0, 406, 2606, 90]),
+            Some([0, 148, 3012, 44]),
+            Some([0, 91, 3160, 52]),
+        ]
+    );
+    assert!(recorded
+        .iter()
+        .filter_map(|(_, r)| r.usage)
+        .all(|u| u.source == TokenSource::Recorded));
+    let models: Vec<&str> = recorded
+        .iter()
+        .map(|(_, r)| r.model.as_deref().unwrap_or("-"))
+        .collect();
+    let configured = "anthropic/claude-sonnet-4-5-20250929";
+    assert_eq!(models[0], "claude-sonnet-4-5-20250929");
+    assert_eq!(models[3], configured, "no response: the configured model");
+    let costs: Vec<Option<f64>> = recorded.iter().map(|(_, r)| r.cost_usd).collect();
+    assert_eq!(
+        costs,
+        [
+            Some(0.010005),
+            Some(0.00266595),
+            Some(0.00212265),
+            None,
+            None,
+            Some(0.0021186),
+            Some(0.00206355)
+        ]
+    );
+    // DeepSeek's cached tokens are cache reads; the model is the response's.
+    let looping = load(LOOPING);
+    let first = requests(&looping)[0].1;
+    assert_eq!(kinds(&first.usage.unwrap()), [1160, 0, 320, 52]);
+    assert_eq!(first.model.as_deref(), Some("deepseek-chat"));
+    assert_eq!(first.cost_usd, Some(0.0003928));
+}
+
+/// The usage shapes other providers write, and cached counts that cannot be inside the
+/// prompt count.
+#[test]
+fn usage_shapes_by_provider() {
+    let dir = tempfile::tempdir().unwrap();
+    let with_usage = |usage: &str| {
+        format!(
+            r#"{{"role": "assistant", "content": "x", "extra": {{"response": {{"usage": {usage}}}}}}}"#
+        )
+    };
+    let cases = [
+        // Anthropic's own fields: none counts another.
+        (
+            r#"{"input_tokens": 12, "cache_creation_input_tokens": 300, "cache_read_input_tokens": 4000, "output_tokens": 9}"#,
+            [12, 300, 4000, 9],
+        ),
+        // The Responses API: input_tokens counts the cached ones.
+        (
+            r#"{"input_tokens": 5000, "input_tokens_details": {"cached_tokens": 4096}, "output_tokens": 7}"#,
+            [904, 0, 4096, 7],
+        ),
+        // A prompt_tokens that left the cache out (older LiteLLM releases, Anthropic).
+        (
+            r#"{"prompt_tokens": 12, "completion_tokens": 9, "cache_creation_input_tokens": 300, "cache_read_input_tokens": 4000}"#,
+            [12, 300, 4000, 9],
+        ),
+        (
+            r#"{"prompt_tokens": 100, "completion_tokens": 1, "prompt_tokens_details": null}"#,
+            [100, 0, 0, 1],
+        ),
+    ];
+    for (usage, expected) in cases {
+        let json = doc(&[&with_usage(usage)], "Submitted");
+        let run = load_text(&dir, &json, Policy::Strict).unwrap();
+        let got = requests(&run)[0].1.usage.map(|u| kinds(&u));
+        assert_eq!(got, Some(expected), "{usage}");
+    }
+    // A cost that is no cost is a located problem; the request still counts.
+    let bad = r#"{"role": "assistant", "content": "x", "extra": {"cost": -1, "response": {"usage": {"prompt_tokens": 5, "completion_tokens": 1}}}}"#;
+    let json = doc(&[bad], "Submitted");
+    let err = load_text(&dir, &json, Policy::Strict).unwrap_err();
+    assert_eq!(err.field.as_deref(), Some("messages[0].extra.cost"));
+    let run = load_text(&dir, &json, Policy::Lenient).unwrap();
+    assert_eq!(requests(&run).len(), 1);
+}
+
 #[test]
 fn the_exit_status_is_the_outcome() {
     let looping = completions(&load(LOOPING));
@@ -443,7 +564,7 @@ fn cli_replays_the_fixtures() {
     let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     let runs = report["runs"].as_array().unwrap();
     let ids: Vec<&str> = runs.iter().map(|r| r["run_id"].as_str().unwrap()).collect();
-    assert_eq!(ids, [LOOPING, HEALTHY, TEXT_1_0]);
+    assert_eq!(ids, [LOOPING, HEALTHY, TEXT_1_0, CACHED]);
     for run in runs {
         assert!(run["turns"].as_u64().unwrap() > 0);
         assert!(run["tokens_total"].as_u64().unwrap() > 0);

@@ -3,15 +3,18 @@
 //! spread from `info.model_stats`, the outcome, located problems, and guards firing.
 //! Fixtures: `tests/fixtures/formats/swe_agent/` (written for these tests): `acme__calc-7`
 //! (0.x shape: a failing script run twice with a cosmetic variant, then the edit linter
-//! rejecting the same edit three times), `acme__semver-12` (a healthy 0.x run) and
-//! `slug__slugify-3` (1.x shape: `str_replace_editor` stale edits, `query`, an exit step).
+//! rejecting the same edit three times), `acme__semver-12` (a healthy 0.x run),
+//! `slug__slugify-3` (1.x shape: `str_replace_editor` stale edits, `query`, an exit step)
+//! and `acme__beacon-5` (1.x shape, a challenge solved with shell commands: a program's
+//! "No such file" wording, then a successful step whose output opens with a terminal
+//! warning and a Python warning before the flag; `replay_config` names the model).
 
 mod common;
 
 use hindsight::config::Config;
 use hindsight::ingest::formats::{detect, import, swe_agent, InputFormat};
 use hindsight::ingest::{LoadedRun, Policy, ProblemKind};
-use hindsight::model::EventKind;
+use hindsight::model::{EventKind, TokenSource};
 use hindsight::normalize::{ErrorClass, RunState, Step, ToolKind};
 use hindsight::replay::ProjectReplayer;
 use serde_json::Value;
@@ -21,6 +24,7 @@ const DIR: &str = "tests/fixtures/formats/swe_agent";
 const LOOPING: &str = "acme__calc-7.traj";
 const HEALTHY: &str = "acme__semver-12.traj";
 const V1: &str = "slug__slugify-3.traj";
+const WARNED: &str = "acme__beacon-5.traj";
 
 fn fixture(name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join(DIR).join(name)
@@ -89,7 +93,7 @@ fn firings(run: &LoadedRun) -> Vec<(String, String)> {
 
 #[test]
 fn detects_trajectories_by_structure() {
-    for name in [LOOPING, HEALTHY, V1] {
+    for name in [LOOPING, HEALTHY, V1, WARNED] {
         assert_eq!(
             detect(&fixture(name)),
             Some(InputFormat::SweAgent),
@@ -252,6 +256,124 @@ fn error_classes_come_from_the_observation() {
     assert!(normalized(&load(HEALTHY)).iter().all(|c| c.success));
 }
 
+/// No step status is recorded, so the wording decides, anchored where failures put it: a
+/// warning about the terminal on the step that printed the flag is no failure; a program's
+/// `<program>: '<file>': No such file` is one, of class `not_found`.
+#[test]
+fn a_warning_line_is_no_failure_and_a_programs_missing_file_is() {
+    let run = load(WARNED);
+    let calls = normalized(&run);
+    let outcomes: Vec<(bool, Option<ErrorClass>)> =
+        calls.iter().map(|c| (c.success, c.class)).collect();
+    assert_eq!(
+        outcomes,
+        [
+            (true, None),
+            (false, Some(ErrorClass::NotFound)),
+            (true, None),
+            (true, None),
+            (true, None)
+        ]
+    );
+    // The successful step's output is what the model saw, warnings and all.
+    let output = run
+        .events
+        .iter()
+        .find_map(|e| match &e.kind {
+            EventKind::ToolResult(r) if r.call_id == "step-4" => r.output.clone(),
+            _ => None,
+        })
+        .expect("step 4 result");
+    assert!(output.starts_with("Warning: _curses.error: setupterm"));
+    assert!(output.contains("flag{b34c0n_l1t}"));
+    // The same wordings inside a file window, or after other words, do not count either.
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("w.traj");
+    let step = |action: &str, observation: &str| {
+        serde_json::json!({"action": action, "observation": observation, "response": action,
+            "thought": ""})
+    };
+    let doc = serde_json::json!({"environment": "x", "trajectory": [
+        step("grep -c 'No such file' app.log", "2 lines mention No such file in app.log\nok"),
+        step("open notes.txt", "[File: /w/notes.txt (2 lines total)]\n1:strings: 'a': No such file\n"),
+        step("python run.py", "Warning: cannot import optional module\nTraceback (most recent call last):\n  File \"run.py\", line 1\nModuleNotFoundError: No module named 'x'"),
+        step("ls missing", "ls: cannot access 'missing': No such file or directory"),
+    ], "history": [], "info": {}});
+    std::fs::write(&path, doc.to_string()).unwrap();
+    let run = import(&path, "w", InputFormat::SweAgent, Policy::Strict).unwrap();
+    let outcomes: Vec<(bool, Option<ErrorClass>)> = normalized(&run)
+        .iter()
+        .map(|c| (c.success, c.class))
+        .collect();
+    assert_eq!(
+        outcomes,
+        [
+            (true, None),
+            (true, None),
+            (false, Some(ErrorClass::Failed)),
+            (false, Some(ErrorClass::NotFound))
+        ]
+    );
+}
+
+/// Per-call usage is the run's recorded totals spread over the calls: marked as such, with
+/// the recorded cost spread the same way and the model `replay_config` names.
+#[test]
+fn the_spread_is_marked_and_carries_the_recorded_cost() {
+    let run = load(WARNED);
+    let requests: Vec<&hindsight::model::Request> = run
+        .events
+        .iter()
+        .filter_map(|e| match &e.kind {
+            EventKind::ModelRequest(r) => Some(r),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(requests.len(), 5);
+    for r in &requests {
+        let usage = r.usage.expect("spread usage");
+        assert_eq!(usage.source, TokenSource::Spread);
+        assert_eq!((usage.cache_read, usage.cache_write), (0, 0));
+        assert_eq!(r.model.as_deref(), Some("claude-3-5-sonnet-20241022"));
+        assert!(r.cost_usd.expect("a share of the cost") > 0.0);
+    }
+    let cost: f64 = requests.iter().filter_map(|r| r.cost_usd).sum();
+    assert!((cost - 0.0442).abs() < 1e-12, "{cost}");
+    // A larger share of the tokens carries a larger share of the cost.
+    let last = requests[4];
+    assert!(last.usage.unwrap().total() > requests[0].usage.unwrap().total());
+    assert!(last.cost_usd > requests[0].cost_usd);
+    // 0.x names no model.
+    let old = load(LOOPING);
+    assert!(old
+        .events
+        .iter()
+        .all(|e| !matches!(&e.kind, EventKind::ModelRequest(r) if r.model.is_some())));
+
+    // A recorded cost of 0 beside tokens is SWE-agent failing to price the model: no cost.
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("free.traj");
+    std::fs::write(
+        &path,
+        r#"{"environment": "x", "trajectory": [
+            {"action": "ls\n", "observation": "a.py\n", "response": "ls", "thought": ""},
+            {"action": "pwd\n", "observation": "/w\n", "response": "pwd", "thought": ""}
+        ], "history": [], "info": {"model_stats": {"instance_cost": 0, "tokens_sent": 900, "tokens_received": 30, "api_calls": 2}}}"#,
+    )
+    .unwrap();
+    let run = import(&path, "free", InputFormat::SweAgent, Policy::Strict).unwrap();
+    let costs: Vec<Option<f64>> = run
+        .events
+        .iter()
+        .filter_map(|e| match &e.kind {
+            EventKind::ModelRequest(r) => Some(r.cost_usd),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(costs, [None, None]);
+    assert_eq!(usage(&run), (2, 2, 900, 30));
+}
+
 #[test]
 fn token_totals_match_model_stats() {
     for (name, sent, received) in [
@@ -404,7 +526,15 @@ fn cli_replays_the_fixtures_strictly() {
     let report: Value = serde_json::from_slice(&out.stdout).expect("json report");
     let runs = report["runs"].as_array().expect("runs");
     let ids: Vec<&str> = runs.iter().filter_map(|r| r["run_id"].as_str()).collect();
-    assert_eq!(ids, ["acme__calc-7", "acme__semver-12", "slug__slugify-3"]);
+    assert_eq!(
+        ids,
+        [
+            "acme__beacon-5",
+            "acme__calc-7",
+            "acme__semver-12",
+            "slug__slugify-3"
+        ]
+    );
     for run in runs {
         assert!(run["turns"].as_u64().unwrap() > 0, "{run}");
         assert!(run["tokens_total"].as_u64().unwrap() > 0, "{run}");

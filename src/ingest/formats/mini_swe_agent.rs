@@ -9,10 +9,10 @@
 //! | message | read as |
 //! |---|---|
 //! | `system`, first `user` | history (frames) |
-//! | `assistant` (or a Responses API `{"object": "response"}`) | one turn: usage from `extra.response.usage`; one shell call per `extra.actions` entry (else per `tool_calls`, else the single ```` ```bash ```` block of a 1.0 text response) |
+//! | `assistant` (or a Responses API `{"object": "response"}`) | one turn: usage by kind from `extra.response.usage`, model from the response (else `info.config.model.model_name`), cost from `extra.cost` (`fields::request`); one shell call per `extra.actions` entry (else per `tool_calls`, else the single ```` ```bash ```` block of a 1.0 text response) |
 //! | `tool` (`tool_call_id`), Responses `function_call_output` (`call_id`) | the result of that call; `success` = `extra.returncode` (else `<returncode>N</returncode>`) is 0 |
 //! | `user` while a text-based action waits (1.0, or 2.x text mode) | that action's result (a timeout notice without return code is a failure) |
-//! | `user` with `extra.interrupt_type: "FormatError"` | a rejected model response: a turn of its own (no usage recorded), unless it answers an assistant message with no action |
+//! | `user` with `extra.interrupt_type: "FormatError"` | a rejected model response: a turn of its own (with the usage and cost recent versions keep in its `extra`), unless it answers an assistant message with no action |
 //! | `exit` | the outcome: `task_complete` |
 //!
 //! The action carrying the submission marker (`echo COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT`,
@@ -23,7 +23,7 @@
 //! Not recorded by the format: sub-agents, todos, compactions, durations (only the
 //! observation timestamps), which files a shell command changed (edits are `sed -i`,
 //! heredocs and scripts, so they are shell calls and carry no `stale_edit` class), and the
-//! request of a response rejected before it was saved (its usage is lost).
+//! usage of a response rejected by versions that did not save it.
 
 mod fields;
 mod head;
@@ -123,6 +123,10 @@ pub fn import(path: &Path, policy: Policy, limits: &Limits) -> Result<LoadedRun,
         .map(str::to_string);
     reader.exit_status = info
         .and_then(|i| i.get("exit_status")?.as_str())
+        .filter(|s| !s.is_empty())
+        .map(str::to_string);
+    reader.model = info
+        .and_then(|i| i.get("config")?.get("model")?.get("model_name")?.as_str())
         .filter(|s| !s.is_empty())
         .map(str::to_string);
     reader.submission = info

@@ -21,9 +21,12 @@
 //!   no model call: no turn, no call.
 //! - the open file: a string `state` (0.x) is the state shown with the step's prompt, an
 //!   object `state` (1.x) the state after it; without either, `open`/`create` set it.
-//! - results: no exit code is recorded, so the observation decides. An observation whose
-//!   first line is a file window or listing header (`VIEWS`) succeeded; otherwise its first
-//!   and last lines are matched against [`ERRORS`] (first row wins), and a match is a
+//! - results: no exit code or step status is recorded, so the observation decides
+//!   (`wording`): warning lines (`Warning:`, a Python warning category) and lone markup
+//!   tags aside, an observation whose first line is a file window or listing header
+//!   (`VIEWS`) succeeded; otherwise its first and last lines are matched against anchored
+//!   rules (`RULES`: a phrase at a line's start, as the message after a `<program>: ` label,
+//!   at its end, as its label, or as a whole word; first rule wins), and a match is a
 //!   failure of that class. The 0.x edit linter's rejection ("Your proposed edit has
 //!   introduced new syntax error(s)": the edit was not applied) is `tool_failed`, not a stale
 //!   edit: the target range was valid, the new text was not.
@@ -32,7 +35,10 @@
 //!   ties to the earlier turn) in proportion to each call's prompt size: the step's `query`
 //!   messages (1.x) if every step has them, else the main agent's `history` before its n-th
 //!   assistant message (if history has one per step), else evenly; completions in
-//!   proportion to each step's `response`.
+//!   proportion to each step's `response`. Each share is marked `spread` (the total is
+//!   recorded, the share is not). `instance_cost` is spread likewise, in proportion to each
+//!   call's tokens, as its recorded cost (none when it is 0: SWE-agent's "could not price").
+//!   The model is `replay_config`'s `agent.model.name` (1.x); 0.x names none.
 //! - outcome: `info.exit_status` `submitted` is `completed`; any other status is kept as
 //!   recorded (`exit_cost`, `submitted (exit_context)`: not a completion claim); the summary
 //!   is `info.submission`.
@@ -47,11 +53,13 @@
 mod action;
 mod skim;
 mod usage;
+mod wording;
 
-use super::builder::{canonical_tool, error_class, Builder, ErrorTable, ToolTable};
+use super::builder::{canonical_tool, Builder, ToolTable};
 use super::{read_document, Sniffed};
 use crate::ingest::error::{ParseError, Policy, ProblemKind};
 use crate::ingest::{unique, Limits, LoadedRun};
+use crate::model::Request;
 use serde_json::{Map, Value};
 use std::path::Path;
 
@@ -73,45 +81,6 @@ pub const TOOLS: ToolTable = &[
     ("str_replace_editor str_replace", "file_edit"),
     ("str_replace_editor insert", "file_edit"),
     ("str_replace_editor undo_edit", "file_edit"),
-];
-
-/// Error wordings (first and last line of an observation) to error classes; first row wins.
-pub const ERRORS: ErrorTable = &[
-    (
-        "Your proposed edit has introduced new syntax error",
-        "tool_failed",
-    ),
-    ("did not appear verbatim", "stale_edit"),
-    ("No replacement was performed", "tool_failed"),
-    ("No such file or directory", "not_found"),
-    ("does not exist", "not_found"),
-    ("command not found", "tool_failed"),
-    (" not found", "not_found"),
-    ("No file open", "tool_failed"),
-    ("Usage: ", "tool_failed"),
-    ("Traceback (most recent call last)", "tool_failed"),
-    ("Error:", "tool_failed"),
-    ("Permission denied", "tool_failed"),
-    ("fatal: ", "tool_failed"),
-    ("timed out", "tool_failed"),
-    ("took more than", "tool_failed"),
-    ("already exists", "tool_failed"),
-    ("is not an absolute path", "tool_failed"),
-    ("Invalid `", "tool_failed"),
-    (" failed", "tool_failed"),
-];
-
-/// First lines of observations that show a file window, a listing or a diff: successes
-/// whose body (file text) is not read for errors.
-const VIEWS: [&str; 8] = [
-    "[File: ",
-    "Here's the result of running `cat -n`",
-    "Here's the files and directories",
-    "The file ",
-    "File created successfully",
-    "Last edit to ",
-    "Found ",
-    "diff --git",
 ];
 
 /// Whether the head of a document is a SWE-agent trajectory ([`judge`]).
@@ -248,7 +217,15 @@ pub fn import(path: &Path, policy: Policy, limits: &Limits) -> Result<LoadedRun,
             .map(|()| None),
     };
     let totals = (total("tokens_sent")?, total("tokens_received")?);
-    let usage = usage::usage(totals, &calls, &history);
+    let cost = match usage::cost(info) {
+        Ok(c) => c,
+        Err(e) => b
+            .problems
+            .record(policy, problem(Some(&e.field), e.kind))
+            .map(|()| None)?,
+    };
+    let requests = usage::requests(totals, cost, &calls, &history);
+    let model = usage::model(doc);
     b.session_start(steps.iter().find_map(|s| action::state(s).1));
     let first_reply = history
         .iter()
@@ -269,7 +246,15 @@ pub fn import(path: &Path, policy: Policy, limits: &Limits) -> Result<LoadedRun,
         if !action::is_model_call(&action) {
             continue;
         }
-        b.request("main", usage.get(calls_seen).copied().flatten());
+        let (usage, cost_usd) = requests.get(calls_seen).copied().unwrap_or_default();
+        b.model_request(
+            "main",
+            Request {
+                usage,
+                model: model.clone(),
+                cost_usd,
+            },
+        );
         calls_seen += 1;
         b.message("assistant", &text(step, "response"), None);
         let key = action::command_key(&action);
@@ -283,7 +268,7 @@ pub fn import(path: &Path, policy: Policy, limits: &Limits) -> Result<LoadedRun,
         let id = format!("step-{}", b.turn());
         b.call("main", &id, tool, args);
         let observation = text(step, "observation");
-        let class = failure(&observation);
+        let class = wording::failure(&observation);
         b.result("main", &id, class.is_none(), &observation, class);
         match after {
             true => open = open_file.or(open),
@@ -308,17 +293,6 @@ fn wrong_type(expected: &'static str, v: &Value) -> ProblemKind {
         expected,
         found: found.into(),
     }
-}
-
-/// The failure class an observation reports, `None` when it succeeded.
-fn failure(observation: &str) -> Option<String> {
-    let mut lines = observation.lines().map(str::trim).filter(|l| !l.is_empty());
-    let first = lines.next()?;
-    if VIEWS.iter().any(|v| first.starts_with(v)) {
-        return None;
-    }
-    let voice = format!("{first}\n{}", lines.next_back().unwrap_or(""));
-    error_class(ERRORS, &voice)
 }
 
 /// `info.exit_status` and `info.submission` as the run's completion.

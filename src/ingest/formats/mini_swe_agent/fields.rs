@@ -3,7 +3,7 @@
 
 use crate::ingest::error::{FieldError, ProblemKind};
 use crate::ingest::json::token_count;
-use crate::model::sum_tokens;
+use crate::model::{sum_tokens, Request, TokenSource, Usage};
 use serde_json::{Map, Value};
 
 /// One shell action of an assistant message.
@@ -48,11 +48,63 @@ pub fn assistant_text(m: &Map<String, Value>) -> String {
     text_of(m.get("content"))
 }
 
-/// Token usage of the request that produced this assistant message: `(prompt, completion)`.
-/// Chat Completions usage (`prompt_tokens`, already counting cached prompt tokens) is taken
-/// as is; Anthropic-style usage (`input_tokens` beside `cache_creation_input_tokens` and
-/// `cache_read_input_tokens`) is summed, as is the Responses API's `input_tokens`.
-pub fn usage(m: &Map<String, Value>) -> Result<Option<(u64, u64)>, FieldError> {
+/// What the log records of the request behind a message (an assistant message, or the
+/// format error 2.x saves in place of a response it could not parse): its usage by kind,
+/// its model (the response's `model`, else `default_model`, the trajectory's configured
+/// model) and its cost (`extra.cost`; a 0 for a request that used tokens is a harness that
+/// could not price the model, not a free request, so it is no cost).
+pub fn request(m: &Map<String, Value>, default_model: Option<&str>) -> Result<Request, FieldError> {
+    let usage = usage(m)?;
+    let extra = m.get("extra");
+    let model = [
+        extra
+            .and_then(|e| e.get("response"))
+            .and_then(|r| r.get("model")),
+        m.get("model"),
+    ]
+    .into_iter()
+    .flatten()
+    .find_map(Value::as_str)
+    .filter(|s| !s.is_empty())
+    .or(default_model)
+    .map(str::to_string);
+    let cost = match extra.and_then(|e| e.get("cost")).filter(|c| !c.is_null()) {
+        None => None,
+        Some(v) => match v.as_f64() {
+            Some(c) if c.is_finite() && c >= 0.0 => Some(c),
+            _ => {
+                let kind = ProblemKind::BadValue(format!(
+                    "expected a cost in US dollars (a finite, non-negative number), found {v}"
+                ));
+                return Err(FieldError::new("extra.cost", kind));
+            }
+        },
+    };
+    let used = usage.map(|u| u.total());
+    let cost_usd = cost.filter(|&c| c > 0.0 || used == Some(0));
+    Ok(Request {
+        usage,
+        model,
+        cost_usd,
+    })
+}
+
+/// Token usage of the request behind a message, by kind, from `extra.response.usage`, else
+/// `usage` (a Responses API item), else `extra.usage`:
+///
+/// - Chat Completions (`prompt_tokens`, which counts cached prompt tokens): cache reads are
+///   `prompt_tokens_details.cached_tokens` (else `cache_read_input_tokens`, else DeepSeek's
+///   `prompt_cache_hit_tokens`), cache writes `prompt_tokens_details.cache_creation_tokens`
+///   (else `cache_creation_input_tokens`, as LiteLLM passes Anthropic's on), and fresh input
+///   the rest of `prompt_tokens`; completions are `completion_tokens`.
+/// - Anthropic (`input_tokens` beside `cache_creation_input_tokens` or
+///   `cache_read_input_tokens`, none of them counting another): taken as they are.
+/// - The Responses API (`input_tokens`, which counts `input_tokens_details.cached_tokens`):
+///   cache reads are those, fresh input the rest.
+///
+/// Cached tokens above the prompt count they should be part of mean that count left them
+/// out (as older LiteLLM releases wrote Anthropic's `prompt_tokens`): they are added to it.
+pub fn usage(m: &Map<String, Value>) -> Result<Option<Usage>, FieldError> {
     let extra = m.get("extra");
     let found = [
         (
@@ -70,33 +122,71 @@ pub fn usage(m: &Map<String, Value>) -> Result<Option<(u64, u64)>, FieldError> {
     else {
         return Ok(None);
     };
-    let count = |key: &str| -> Result<u64, FieldError> {
-        match u.get(key) {
-            None | Some(Value::Null) => Ok(0),
+    // A count at `path` under the usage object: `None` when absent or null.
+    let get = |path: &[&str]| -> Result<Option<u64>, FieldError> {
+        let mut keys = path.iter();
+        let mut v = keys.next().and_then(|k| u.get(*k));
+        for key in keys {
+            v = v.and_then(|v| v.get(key));
+        }
+        let field = || format!("{at}.{}", path.join("."));
+        match v {
+            None | Some(Value::Null) => Ok(None),
             Some(v) => match v.as_u64() {
-                Some(n) => token_count(n, &format!("{at}.{key}")),
-                None => {
-                    let kind = ProblemKind::WrongType {
-                        expected: "count",
-                        found: kind_of(v).into(),
-                    };
-                    Err(FieldError::new(format!("{at}.{key}"), kind))
-                }
+                Some(n) => token_count(n, &field()).map(Some),
+                None => Err(wrong(field(), "count", v)),
             },
         }
     };
-    if u.contains_key("prompt_tokens") {
-        return Ok(Some((count("prompt_tokens")?, count("completion_tokens")?)));
-    }
-    if u.contains_key("input_tokens") {
-        let prompt = sum_tokens([
-            count("input_tokens")?,
-            count("cache_creation_input_tokens")?,
-            count("cache_read_input_tokens")?,
-        ]);
-        return Ok(Some((prompt, count("output_tokens")?)));
-    }
-    Ok(None)
+    let first = |paths: &[&[&str]]| -> Result<u64, FieldError> {
+        for path in paths {
+            if let Some(n) = get(path)? {
+                return Ok(n);
+            }
+        }
+        Ok(0)
+    };
+    let (prompt, cache_read, cache_write, output) = if u.contains_key("prompt_tokens") {
+        (
+            first(&[&["prompt_tokens"]])?,
+            first(&[
+                &["prompt_tokens_details", "cached_tokens"],
+                &["cache_read_input_tokens"],
+                &["prompt_cache_hit_tokens"],
+            ])?,
+            first(&[
+                &["prompt_tokens_details", "cache_creation_tokens"],
+                &["cache_creation_input_tokens"],
+            ])?,
+            first(&[&["completion_tokens"]])?,
+        )
+    } else if u.contains_key("input_tokens") {
+        let input = first(&[&["input_tokens"]])?;
+        let output = first(&[&["output_tokens"]])?;
+        let write = get(&["cache_creation_input_tokens"])?;
+        let read = get(&["cache_read_input_tokens"])?;
+        if write.is_some() || read.is_some() {
+            return Ok(Some(Usage {
+                input,
+                cache_write: write.unwrap_or(0),
+                cache_read: read.unwrap_or(0),
+                output,
+                source: TokenSource::Recorded,
+            }));
+        }
+        let cached = first(&[&["input_tokens_details", "cached_tokens"]])?;
+        (input, cached, 0, output)
+    } else {
+        return Ok(None);
+    };
+    let cached = sum_tokens([cache_read, cache_write]);
+    Ok(Some(Usage {
+        input: prompt.checked_sub(cached).unwrap_or(prompt),
+        cache_write,
+        cache_read,
+        output,
+        source: TokenSource::Recorded,
+    }))
 }
 
 /// Argument keys renamed to the canonical ones (docs/FORMAT.md), for tools other than bash.

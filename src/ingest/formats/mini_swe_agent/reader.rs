@@ -6,6 +6,7 @@ use super::{ERRORS, OUTCOMES, SUBMIT_MARKERS, TOOLS};
 use crate::ingest::error::{ParseError, Policy, ProblemKind};
 use crate::ingest::formats::builder::{canonical_tool, error_class, Builder};
 use crate::ingest::LoadedRun;
+use crate::model::Request;
 use serde_json::{Map, Value};
 
 /// An action waiting for its observation.
@@ -29,6 +30,9 @@ pub struct Reader {
     pub exit_status: Option<String>,
     /// `info.submission`, replaced by an `exit` message's.
     pub submission: String,
+    /// The configured model (`info.config.model.model_name`), for requests whose response
+    /// names none.
+    pub model: Option<String>,
 }
 
 impl Reader {
@@ -42,6 +46,7 @@ impl Reader {
             completed: false,
             exit_status: None,
             submission: String::new(),
+            model: None,
         }
     }
 
@@ -119,7 +124,10 @@ impl Reader {
                     .and_then(|e| e.get("interrupt_type"))
                     .and_then(Value::as_str);
                 if interrupt == Some("FormatError") && !bare {
-                    self.b.request("main", None);
+                    // Since 2.x keeps the response of a request it rejects here (with its
+                    // usage and cost); earlier versions lost it.
+                    let request = self.request_of(i, m)?;
+                    self.b.model_request("main", request);
                 }
                 self.b.message("user", &text, None);
             }
@@ -161,11 +169,8 @@ impl Reader {
                 self.call(&p);
             }
         }
-        let usage = fields::usage(m).or_else(|e| {
-            let at = format!("messages[{i}].{}", e.field);
-            self.problem(at, e.kind).map(|()| None)
-        })?;
-        self.b.request("main", usage);
+        let request = self.request_of(i, m)?;
+        self.b.model_request("main", request);
         self.b
             .message("assistant", &fields::assistant_text(m), None);
         let actions = fields::actions(m).or_else(|e| {
@@ -192,6 +197,21 @@ impl Reader {
             self.pending.push(pending);
         }
         Ok(())
+    }
+
+    /// What message `i` records of its request; a bad figure is a problem and is left out
+    /// (the request still counts).
+    fn request_of(&mut self, i: usize, m: &Map<String, Value>) -> Result<Request, ParseError> {
+        match fields::request(m, self.model.as_deref()) {
+            Ok(request) => Ok(request),
+            Err(e) => {
+                self.problem(format!("messages[{i}].{}", e.field), e.kind)?;
+                Ok(Request {
+                    model: self.model.clone(),
+                    ..Request::default()
+                })
+            }
+        }
     }
 
     fn call(&mut self, p: &Pending) {

@@ -3,7 +3,7 @@
 
 use crate::ingest::error::{FieldError, ProblemKind};
 use crate::ingest::json::token_count;
-use crate::model::MAX_TOKENS;
+use crate::model::{TokenSource, Usage, MAX_TOKENS};
 use serde_json::{Map, Value};
 
 pub struct HistoryMessage {
@@ -73,8 +73,69 @@ pub fn total(info: Option<&Value>, key: &str) -> Result<Option<u64>, FieldError>
     }
 }
 
+/// `info.model_stats.instance_cost`, the run's cost in US dollars as SWE-agent recorded it
+/// (priced by LiteLLM from each response); `None` when absent or 0 (SWE-agent writes 0 for
+/// a model it could not price, and for runs it did not pay for, such as replays). A value
+/// that cannot be a cost is a problem.
+pub fn cost(info: Option<&Value>) -> Result<Option<f64>, FieldError> {
+    let Some(v) = info
+        .and_then(|i| i.get("model_stats"))
+        .and_then(|s| s.get("instance_cost"))
+        .filter(|v| !v.is_null())
+    else {
+        return Ok(None);
+    };
+    match v.as_f64() {
+        Some(c) if c.is_finite() && c >= 0.0 => Ok((c > 0.0).then_some(c)),
+        _ => Err(FieldError::new(
+            "info.model_stats.instance_cost",
+            ProblemKind::BadValue(format!(
+                "expected a cost in US dollars (a finite, non-negative number), found {v}"
+            )),
+        )),
+    }
+}
+
+/// The model the run asked, from the configuration 1.x saves beside the trajectory:
+/// `replay_config` (a JSON string, or an object) at `agent.model.name`.
+pub fn model(doc: &Map<String, Value>) -> Option<String> {
+    let config = match doc.get("replay_config")? {
+        Value::String(s) => serde_json::from_str::<Value>(s).ok()?,
+        v @ Value::Object(_) => v.clone(),
+        _ => return None,
+    };
+    let name = config.get("agent")?.get("model")?.get("name")?.as_str()?;
+    (!name.trim().is_empty()).then(|| name.trim().to_string())
+}
+
+/// Each model call's share of the run's recorded totals: its tokens (all fresh input and
+/// output: SWE-agent counts no cache) marked [`TokenSource::Spread`], and its share of
+/// `cost` in proportion to its tokens. Exact in sum.
+pub fn requests(
+    totals: (Option<u64>, Option<u64>),
+    cost: Option<f64>,
+    calls: &[&Map<String, Value>],
+    history: &[HistoryMessage],
+) -> Vec<(Option<Usage>, Option<f64>)> {
+    let usage: Vec<Option<Usage>> = usage(totals, calls, history)
+        .into_iter()
+        .map(|u| {
+            u.map(|(prompt, completion)| Usage {
+                source: TokenSource::Spread,
+                ..Usage::totals(prompt, completion)
+            })
+        })
+        .collect();
+    let weights: Vec<u64> = usage.iter().map(|u| u.map_or(0, |u| u.total())).collect();
+    let costs = match cost {
+        Some(c) => spread_cost(c, &weights).into_iter().map(Some).collect(),
+        None => vec![None; calls.len()],
+    };
+    usage.into_iter().zip(costs).collect()
+}
+
 /// Estimated `(prompt, completion)` tokens per model call, from the run's totals.
-pub fn usage(
+fn usage(
     totals: (Option<u64>, Option<u64>),
     calls: &[&Map<String, Value>],
     history: &[HistoryMessage],
@@ -143,4 +204,50 @@ fn spread(total: u64, weights: &[u64]) -> Vec<u64> {
         parts[i] += 1;
     }
     parts
+}
+
+/// `total` dollars split in proportion to `weights` (evenly if all are 0); what rounding
+/// leaves over goes to the largest part, so the parts add up to `total`.
+fn spread_cost(total: f64, weights: &[u64]) -> Vec<f64> {
+    if weights.is_empty() {
+        return Vec::new();
+    }
+    let even = weights.iter().all(|w| *w == 0);
+    let w: Vec<f64> = weights
+        .iter()
+        .map(|x| if even { 1.0 } else { *x as f64 })
+        .collect();
+    let sum: f64 = w.iter().sum();
+    let mut parts: Vec<f64> = w.iter().map(|x| total * x / sum).collect();
+    let left = total - parts.iter().sum::<f64>();
+    let largest = (0..parts.len())
+        .max_by(|&a, &b| parts[a].total_cmp(&parts[b]).then(b.cmp(&a)))
+        .unwrap_or(0);
+    parts[largest] = (parts[largest] + left).max(0.0);
+    parts
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_cost_spread_adds_up_to_the_total() {
+        for (total, weights) in [
+            (1.26719, vec![7141, 9000, 11000, 3, 0, 52861]),
+            (0.3, vec![0, 0, 0]),
+            (0.1, vec![1; 7]),
+            (2.5, vec![1, 2]),
+        ] {
+            let parts = spread_cost(total, &weights);
+            assert_eq!(parts.len(), weights.len());
+            let sum: f64 = parts.iter().sum();
+            assert!((sum - total).abs() <= 1e-12 * total, "{sum} {total}");
+            assert!(parts.iter().all(|p| *p >= 0.0));
+        }
+        assert!(spread_cost(1.0, &[]).is_empty());
+        // In proportion to the weights.
+        let parts = spread_cost(3.0, &[1, 2]);
+        assert!((parts[0] - 1.0).abs() < 1e-12 && (parts[1] - 2.0).abs() < 1e-12);
+    }
 }
