@@ -27,7 +27,7 @@ const CASES: [(&str, InputFormat, &str, &str); 4] = [
         "zork-trajectory.json",
         InputFormat::SweAgent,
         "SWE-agent trajectory",
-        "`response` and `thought`",
+        "has no `response` or `thought`",
     ),
     // A shell-session logger: pi's header, then records of its own.
     (

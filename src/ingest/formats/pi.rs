@@ -9,7 +9,7 @@
 //! |---|---|
 //! | `session` (`id`, `timestamp`, `cwd`, ...) | `session_start` with `cwd` |
 //! | `message`, `role: "user"` / `"custom"` / `"bashExecution"` | history only (user text; a `!cmd` the user ran is not a model tool call) |
-//! | `message`, `role: "assistant"` (`usage`, `stopReason`) | one turn: `model_usage` (prompt = `input + cacheRead + cacheWrite`, completion = `output`), then its `toolCall` items |
+//! | `message`, `role: "assistant"` (`usage`, `stopReason`) | one turn: its usage by kind (`input`, `cacheWrite`, `cacheRead`, `output`), `usage.cost.total` and `model`, then its `toolCall` items |
 //! | `message`, `role: "toolResult"` (`toolCallId`, `isError`) | `tool_result`: success = `!isError`, class from [`ERRORS`] |
 //! | `compaction` (`summary`, `tokensBefore`, `firstKeptEntryId`) | `compaction`; the history restarts from the summary plus the kept entries |
 //! | `branch_summary`, `custom_message` | history (user text) |

@@ -122,11 +122,18 @@ pub fn judge(head: &str) -> Sniffed {
     };
     match (matched, action) {
         (true, _) => Sniffed::Match,
-        (false, true) => Sniffed::LookAlike(
-            "looks like a SWE-agent trajectory (a `trajectory` of steps with `action`), but \
-             its first step lacks SWE-agent's `observation`, `response` and `thought`"
-                .into(),
-        ),
+        (false, true) => {
+            let missing: Vec<String> = ["observation", "response", "thought"]
+                .iter()
+                .filter(|k| !has(&step, k))
+                .map(|k| format!("`{k}`"))
+                .collect();
+            Sniffed::LookAlike(format!(
+                "looks like a SWE-agent trajectory (a `trajectory` of steps with `action`), \
+                 but its first step has no {}",
+                missing.join(" or ")
+            ))
+        }
         (false, false) => Sniffed::No,
     }
 }
