@@ -8,18 +8,7 @@ use std::fs;
 use std::path::{Path, PathBuf};
 
 fn json_report(args: &[&str]) -> serde_json::Value {
-    let out = hindsight()
-        .args(args)
-        .arg("--format")
-        .arg("json")
-        .output()
-        .expect("runs");
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    serde_json::from_slice(&out.stdout).expect("json report")
+    common::json_report(&[args, &["--format", "json"]].concat())
 }
 
 /// A throwaway project with one run whose events are `lines`.

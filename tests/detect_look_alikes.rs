@@ -242,12 +242,6 @@ fn every_real_format_fixture_is_still_detected_as_its_format() {
 
 #[test]
 fn the_shipped_corpora_have_no_look_alike_either() {
-    let out = replay(&["corpora", "--format", "json", "--strict"]);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let report: Value = serde_json::from_slice(&out.stdout).expect("json");
+    let report = common::json_report(&["replay", "corpora", "--format", "json", "--strict"]);
     assert_eq!(report["input"]["skipped_files"], serde_json::json!([]));
 }

@@ -367,22 +367,13 @@ fn bad_lines_are_located_problems() {
 
 #[test]
 fn cli_replays_the_fixtures_strictly() {
-    let out = common::hindsight()
-        .args([
-            "replay",
-            "tests/fixtures/formats/claude_code",
-            "--format",
-            "json",
-            "--strict",
-        ])
-        .output()
-        .expect("runs");
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let report: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json");
+    let report = common::json_report(&[
+        "replay",
+        "tests/fixtures/formats/claude_code",
+        "--format",
+        "json",
+        "--strict",
+    ]);
     let runs: Vec<&serde_json::Value> = report["runs"]
         .as_array()
         .expect("runs")

@@ -222,16 +222,7 @@ fn every_session_matches_the_counts_of_its_raw_lines() {
 
 #[test]
 fn the_report_gives_each_session_the_turns_and_tokens_of_its_raw_lines() {
-    let out = common::hindsight()
-        .args(["replay", ROOT, "--format", "json", "--strict"])
-        .output()
-        .expect("runs");
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let report: Value = serde_json::from_slice(&out.stdout).expect("json");
+    let report = common::json_report(&["replay", ROOT, "--format", "json", "--strict"]);
     let runs = report["runs"].as_array().expect("runs");
     assert_eq!(runs.len(), sessions().len());
     for run in runs {

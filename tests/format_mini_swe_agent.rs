@@ -552,16 +552,7 @@ fn bad_input_is_a_located_problem() {
 
 #[test]
 fn cli_replays_the_fixtures() {
-    let out = common::hindsight()
-        .args(["replay", DIR, "--format", "json", "--strict"])
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let report = common::json_report(&["replay", DIR, "--format", "json", "--strict"]);
     let runs = report["runs"].as_array().unwrap();
     let ids: Vec<&str> = runs.iter().map(|r| r["run_id"].as_str().unwrap()).collect();
     assert_eq!(ids, [LOOPING, HEALTHY, TEXT_1_0, CACHED]);

@@ -390,17 +390,11 @@ fn cli_replays_the_fixtures_strictly() {
     // The histories; the evaluation output beside them has a cut line on purpose
     // (tests/format_openhands_counts.rs).
     let (stuck, healthy) = (fixture(STUCK), fixture(HEALTHY));
-    let out = common::hindsight()
-        .args(["replay", "--format", "json", "--strict"])
-        .args([&stuck, &healthy])
-        .output()
-        .expect("runs");
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+    let (stuck, healthy) = (
+        stuck.to_str().expect("utf-8"),
+        healthy.to_str().expect("utf-8"),
     );
-    let report: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json");
+    let report = common::json_report(&["replay", "--format", "json", "--strict", stuck, healthy]);
     let runs = report["runs"].as_array().expect("runs");
     let ids: Vec<&str> = runs.iter().filter_map(|r| r["run_id"].as_str()).collect();
     assert_eq!(ids.len(), 2, "{ids:?}");

@@ -305,16 +305,7 @@ fn bad_lines_are_located_problems() {
 
 #[test]
 fn cli_replays_the_fixture_folder_strictly() {
-    let out = common::hindsight()
-        .args(["replay", DIR, "--format", "json", "--strict"])
-        .output()
-        .expect("run hindsight");
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let report: Value = serde_json::from_slice(&out.stdout).expect("json report");
+    let report = common::json_report(&["replay", DIR, "--format", "json", "--strict"]);
     // The folder's own sessions; `branched/` and `tree/` are projects of their own
     // (tests/format_pi_counts.rs).
     let runs: Vec<&Value> = report["runs"]

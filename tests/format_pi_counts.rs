@@ -244,16 +244,7 @@ fn the_fixtures_hold_what_they_were_written_for() {
 
 #[test]
 fn the_report_gives_each_session_its_own_turns_and_tokens_and_what_was_set_aside() {
-    let out = common::hindsight()
-        .args(["replay", ROOT, "--format", "json", "--strict"])
-        .output()
-        .expect("runs");
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let report: Value = serde_json::from_slice(&out.stdout).expect("json");
+    let report = common::json_report(&["replay", ROOT, "--format", "json", "--strict"]);
     let runs = report["runs"].as_array().expect("runs");
     assert_eq!(runs.len(), sessions().len());
     for run in runs {

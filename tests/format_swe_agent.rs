@@ -514,16 +514,7 @@ fn bad_documents_are_located_problems() {
 
 #[test]
 fn cli_replays_the_fixtures_strictly() {
-    let out = common::hindsight()
-        .args(["replay", DIR, "--format", "json", "--strict"])
-        .output()
-        .expect("runs");
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let report: Value = serde_json::from_slice(&out.stdout).expect("json report");
+    let report = common::json_report(&["replay", DIR, "--format", "json", "--strict"]);
     let runs = report["runs"].as_array().expect("runs");
     let ids: Vec<&str> = runs.iter().filter_map(|r| r["run_id"].as_str()).collect();
     assert_eq!(

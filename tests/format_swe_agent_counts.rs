@@ -202,16 +202,7 @@ fn the_fixtures_hold_what_they_were_written_for() {
 
 #[test]
 fn the_report_gives_each_run_its_recorded_totals() {
-    let out = common::hindsight()
-        .args(["replay", DIR, "--format", "json", "--strict"])
-        .output()
-        .expect("runs");
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let report: Value = serde_json::from_slice(&out.stdout).expect("json");
+    let report = common::json_report(&["replay", DIR, "--format", "json", "--strict"]);
     let runs = report["runs"].as_array().expect("runs");
     assert_eq!(runs.len(), trajectories().len());
     for (name, path) in trajectories() {

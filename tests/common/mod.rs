@@ -95,3 +95,15 @@ pub fn tree(root: &std::path::Path) -> std::collections::BTreeMap<std::path::Pat
     }
     out
 }
+
+/// Runs the binary with `args` (which ask for `--format json`), checks that it succeeded,
+/// showing its stderr when it did not, and returns the JSON it printed.
+pub fn json_report<S: AsRef<std::ffi::OsStr>>(args: &[S]) -> Value {
+    let out = hindsight().args(args).output().expect("runs");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).expect("a JSON report")
+}
