@@ -46,16 +46,7 @@ fn dir() -> PathBuf {
 
 /// Every trajectory of the fixture folder, by run id.
 fn trajectories() -> Vec<(String, PathBuf)> {
-    let mut out: Vec<(String, PathBuf)> = std::fs::read_dir(dir())
-        .expect("fixture folder")
-        .flatten()
-        .map(|e| e.path())
-        .filter_map(|p| {
-            let name = p.file_name()?.to_str()?.strip_suffix(".traj.json")?;
-            Some((name.to_string(), p.clone()))
-        })
-        .collect();
-    out.sort();
+    let out = common::fixture_files(DIR, ".traj.json");
     assert_eq!(out.len(), 4, "{out:?}");
     out
 }

@@ -107,3 +107,20 @@ pub fn json_report<S: AsRef<std::ffi::OsStr>>(args: &[S]) -> Value {
     );
     serde_json::from_slice(&out.stdout).expect("a JSON report")
 }
+
+/// The files of the fixture folder `dir` (relative to the crate root) whose names end in
+/// `suffix`, by name without it, sorted.
+pub fn fixture_files(dir: &str, suffix: &str) -> Vec<(String, std::path::PathBuf)> {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(dir);
+    let mut out: Vec<(String, std::path::PathBuf)> = std::fs::read_dir(dir)
+        .expect("fixture folder")
+        .flatten()
+        .map(|e| e.path())
+        .filter_map(|p| {
+            let name = p.file_name()?.to_str()?.strip_suffix(suffix)?;
+            Some((name.to_string(), p.clone()))
+        })
+        .collect();
+    out.sort();
+    out
+}
