@@ -108,3 +108,46 @@ fn the_two_breakers_differ_where_edits_do_not_help() {
         .collect();
     assert!(differing.len() >= 5, "{differing:?}");
 }
+
+/// Each run's tokens and dollars, counted here from the raw trajectories (every message's
+/// `extra.response.usage` and `extra.cost`, whatever its role), agree with the report: the
+/// harness recorded them all, so none is estimated and nothing is unpriced (issue #12).
+#[test]
+fn tokens_and_dollars_are_the_recorded_ones() {
+    let prices = hindsight::cost::Prices::built_in();
+    for run in corpus() {
+        let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join(CORPUS)
+            .join(&run.run_id)
+            .join(format!("{}.traj.json", run.run_id));
+        let raw: Value =
+            serde_json::from_str(&std::fs::read_to_string(&path).expect("read")).expect("parses");
+        let (mut tokens, mut cache_read, mut usd) = (0u64, 0u64, 0f64);
+        for m in raw["messages"].as_array().expect("messages") {
+            let usage = &m["extra"]["response"]["usage"];
+            if usage.is_object() {
+                tokens += usage["prompt_tokens"].as_u64().unwrap_or(0)
+                    + usage["completion_tokens"].as_u64().unwrap_or(0);
+                cache_read += usage["prompt_tokens_details"]["cached_tokens"]
+                    .as_u64()
+                    .unwrap_or(0);
+            }
+            usd += m["extra"]["cost"].as_f64().unwrap_or(0.0);
+        }
+        let cost = hindsight::cost::cost(&run, &prices);
+        let id = &run.run_id;
+        assert_eq!(
+            (cost.tokens_total, cost.tokens_estimated),
+            (tokens, 0),
+            "{id}"
+        );
+        assert_eq!(cost.by_kind.cache_read, cache_read, "{id}");
+        assert!(
+            (cost.spend.usd - usd).abs() < 1e-9,
+            "{id}: {} != {usd}",
+            cost.spend.usd
+        );
+        assert!((cost.spend.recorded_usd - usd).abs() < 1e-9, "{id}");
+        assert_eq!(cost.spend.unpriced_tokens, 0, "{id}");
+    }
+}
