@@ -433,3 +433,59 @@ fn a_lines_working_directory_is_part_of_its_shell_family() {
         ]
     );
 }
+
+/// One assistant line of session `s`, response `id`, with `usage` and the line's extra
+/// top-level fields `extra` (a JSON object's members, or empty).
+fn assistant_line(n: u32, id: &str, usage: &str, extra: &str) -> String {
+    format!(
+        r#"{{"parentUuid":null,"isSidechain":false,"cwd":"/w","sessionId":"s","type":"assistant","message":{{"id":"{id}","role":"assistant","model":"claude-sonnet-4-20250514","content":[{{"type":"text","text":"ok"}}],"usage":{usage}}},"uuid":"u{n}"{extra}}}"#
+    )
+}
+
+#[test]
+fn each_request_keeps_its_kinds_its_model_and_a_recorded_cost() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let path = dir.path().join("s.jsonl");
+    let usage = r#"{"input_tokens":10,"cache_creation_input_tokens":200,"cache_read_input_tokens":3000,"output_tokens":40}"#;
+    let lines = [
+        // One response over two lines: the cost on its second line is its cost.
+        assistant_line(1, "m1", usage, ""),
+        assistant_line(2, "m1", usage, r#","costUSD":0.0125"#),
+        assistant_line(3, "m2", usage, ""),
+    ];
+    std::fs::write(&path, lines.join("\n")).expect("write");
+    let run = import(&path, "s", InputFormat::ClaudeCode, Policy::Strict).expect("loads");
+    let requests: Vec<&hindsight::model::Request> = run
+        .events
+        .iter()
+        .filter_map(|e| match &e.kind {
+            EventKind::ModelRequest(r) => Some(r),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(requests.len(), 2);
+    let u = requests[0].usage.expect("usage");
+    assert_eq!(
+        (u.input, u.cache_write, u.cache_read, u.output),
+        (10, 200, 3000, 40)
+    );
+    assert_eq!(
+        requests[0].model.as_deref(),
+        Some("claude-sonnet-4-20250514")
+    );
+    assert_eq!(requests[0].cost_usd, Some(0.0125));
+    assert_eq!(
+        requests[1].cost_usd, None,
+        "no costUSD: priced from the table"
+    );
+}
+
+#[test]
+fn a_cost_that_is_no_amount_is_a_located_problem() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let path = dir.path().join("s.jsonl");
+    let usage = r#"{"input_tokens":1,"output_tokens":1}"#;
+    std::fs::write(&path, assistant_line(1, "m1", usage, r#","costUSD":-1"#)).expect("write");
+    let err = import(&path, "s", InputFormat::ClaudeCode, Policy::Strict).expect_err("strict");
+    assert_eq!((err.line, err.field.as_deref()), (Some(1), Some("costUSD")));
+}

@@ -80,6 +80,19 @@ pub fn merge_usage(a: Option<Usage>, b: Option<Usage>) -> Option<Usage> {
     }
 }
 
+/// A line's `costUSD` (written beside the message by some Claude Code versions): US
+/// dollars, a finite non-negative number when present.
+pub fn cost_of(line: &Map<String, Value>) -> Result<Option<f64>, Bad> {
+    match line.get("costUSD") {
+        None | Some(Value::Null) => Ok(None),
+        Some(v) => v
+            .as_f64()
+            .filter(|c| c.is_finite() && *c >= 0.0)
+            .map(Some)
+            .ok_or_else(|| Bad::wrong("costUSD", "non-negative number", v)),
+    }
+}
+
 /// `message.usage`, field by field: fresh input, cache writes, cache reads, output.
 pub fn usage_of(message: &Map<String, Value>) -> Result<Option<Usage>, Bad> {
     let usage = match message.get("usage") {

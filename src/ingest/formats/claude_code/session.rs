@@ -2,7 +2,8 @@
 //! results and prompts, boundaries compactions, in the order the log wrote them.
 
 use super::lines::{
-    assistant_blocks, exit_code, merge_usage, text_of, usage_of, user_items, Bad, Block, Item,
+    assistant_blocks, cost_of, exit_code, merge_usage, text_of, usage_of, user_items, Bad, Block,
+    Item,
 };
 use super::threads::Threads;
 use super::{ARG_KEYS, ERRORS, TOOLS};
@@ -20,6 +21,8 @@ struct Open {
     usage: Option<Usage>,
     /// `message.model`, the model that answered.
     model: Option<String>,
+    /// The line's `costUSD`, which some Claude Code versions write beside the message.
+    cost_usd: Option<f64>,
     blocks: Vec<Block>,
 }
 
@@ -95,6 +98,7 @@ impl Importer {
                 }
             }
             let usage = usage_of(m)?;
+            let cost_usd = cost_of(obj)?;
             let id = m
                 .get("id")
                 .and_then(Value::as_str)
@@ -114,6 +118,7 @@ impl Importer {
                     agent,
                     usage,
                     model: model.map(str::to_string),
+                    cost_usd,
                     blocks,
                 };
                 self.assistant(open);
@@ -180,6 +185,10 @@ impl Importer {
         if let Some(open) = self.open.as_mut().filter(same) {
             open.usage = merge_usage(open.usage, line.usage);
             open.model = open.model.take().or(line.model);
+            open.cost_usd = match (open.cost_usd, line.cost_usd) {
+                (Some(a), Some(b)) => Some(a.max(b)),
+                (a, b) => a.or(b),
+            };
             open.blocks.extend(line.blocks);
             return;
         }
@@ -209,7 +218,7 @@ impl Importer {
         let request = model::Request {
             usage: open.usage,
             model: open.model,
-            cost_usd: None,
+            cost_usd: open.cost_usd,
         };
         self.b.model_request(&open.agent, request);
         if !open.id.is_empty() {
