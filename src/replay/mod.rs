@@ -2,16 +2,19 @@
 //!
 //! Projects are independent and replayed in parallel (rayon); the runs of one project
 //! are its sessions, replayed in order through one set of guard instances so the
-//! breaker's cross-session carry flows from one to the next (issue #2, seed 000 WO-3).
-//! Results come back in input order, so output never depends on the thread count.
+//! breaker's cross-session carry flows from one to the next (issue #2, seed 000 WO-3),
+//! while the next ones are read in parallel ([`schedule`]). Results come back in input
+//! order, so output never depends on the thread count.
 
 use crate::config::{Config, ConfigError};
 use crate::guards::{Entry, Firing, Firings, Guard, Metrics, RunMeta, SeriesPoint};
-use crate::ingest::{self, IngestStats, LoadedRun, ParseError, Policy, Problems, ProjectSource};
+use crate::ingest::{IngestStats, LoadedRun, ParseError, Policy, Problems, ProjectSource};
 use crate::model::{tokens_from_chars, EventKind, LedgerFamily, LedgerStatus, Request};
 use crate::normalize::{NormEvent, RunState, Step};
-use rayon::prelude::*;
 use std::collections::BTreeMap;
+
+mod schedule;
+pub use schedule::replay_each;
 
 /// Token facts of one turn (one model request), as recorded; the cost model works from
 /// these.
@@ -67,70 +70,28 @@ pub enum ReplayError {
     Config(#[from] ConfigError),
 }
 
-/// Replays every project; `progress` is called once per finished run.
+/// Replays every project; `progress` is called once per finished run. The runs come
+/// back in input order ([`schedule::replay_each`] delivers them one by one instead).
 pub fn replay_all(
     projects: &[ProjectSource],
     config: &Config,
     policy: Policy,
     progress: &(dyn Fn() + Sync),
 ) -> Result<Vec<RunReplay>, ReplayError> {
-    config.build()?;
-    let per_project: Vec<Result<Vec<RunReplay>, ReplayError>> = projects
-        .par_iter()
-        .map(|p| replay_project(p, config, policy, progress))
-        .collect();
     let mut runs = Vec::new();
-    for project in per_project {
-        runs.extend(project?);
-    }
+    replay_each(projects, config, policy, progress, &|r| r, &mut |r| runs.push(r))?;
     Ok(runs)
 }
 
-/// Replays the sessions of one project in order, through one set of guards.
-///
-/// When the project's recorded convergence ledger holds rounds that replaying its runs
-/// does not rebuild (runs pruned from the recording), the project is replayed a second
-/// time with those rounds carried into its first run (seed 000 WO-3); the first replay's
-/// results are discarded. Projects without a recorded ledger are read once.
+/// Replays the sessions of one project in order, through one set of guards; the runs
+/// come back in session order (see [`schedule`] for when a project is replayed twice).
 pub fn replay_project(
     project: &ProjectSource,
     config: &Config,
     policy: Policy,
     progress: &(dyn Fn() + Sync),
 ) -> Result<Vec<RunReplay>, ReplayError> {
-    let mut problems = Problems::default();
-    let ledger = if project.format == ingest::InputFormat::Omnius {
-        ingest::load_convergence_ledger(&project.root, policy, &project.limits, &mut problems)?
-    } else {
-        Vec::new()
-    };
-    let mut replayer = ProjectReplayer::new(&project.name, config, ledger)?;
-    let out = replay_sessions(project, &mut replayer, policy, problems.clone(), progress)?;
-    let gaps = replayer.store_gaps();
-    if gaps.iter().all(Vec::is_empty) {
-        return Ok(out);
-    }
-    let mut seeded = ProjectReplayer::new(&project.name, config, replayer.convergence_ledger)?;
-    seeded.seed_from_store(&gaps);
-    replay_sessions(project, &mut seeded, policy, problems, &|| {})
-}
-
-fn replay_sessions(
-    project: &ProjectSource,
-    replayer: &mut ProjectReplayer,
-    policy: Policy,
-    mut problems: Problems,
-    progress: &(dyn Fn() + Sync),
-) -> Result<Vec<RunReplay>, ReplayError> {
-    let mut out = Vec::with_capacity(project.runs.len());
-    for source in &project.runs {
-        let loaded = ingest::load_run(source, policy)?;
-        let mut replay = replayer.replay(&loaded);
-        replay.problems.absorb(std::mem::take(&mut problems));
-        out.push(replay);
-        progress();
-    }
-    Ok(out)
+    replay_all(std::slice::from_ref(project), config, policy, progress)
 }
 
 /// One project's guards, fed its runs (sessions) one at a time, in order; runs may come
