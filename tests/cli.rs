@@ -376,3 +376,67 @@ fn warning_counts_every_skipped_record_of_a_file() {
             "events.jsonl: 120 bad record(s) skipped; first:",
         ));
 }
+
+/// One project of many sessions: its runs are read ahead in parallel and replayed in
+/// order (issue #13), so the report, and under `--strict` the error a bad record in a
+/// middle session gives, are the same at any thread count.
+#[test]
+fn a_single_long_project_gives_the_same_output_at_any_thread_count() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let corpus = dir.path().join("c");
+    hindsight()
+        .arg("synth")
+        .arg("--out")
+        .arg(&corpus)
+        .args(["--projects", "1", "--runs-per-project", "9", "--seed", "3"])
+        .assert()
+        .success();
+    let replay = |threads: &str, strict: bool| {
+        let mut cmd = hindsight();
+        cmd.arg("replay").arg(&corpus);
+        cmd.args(["--format", "json", "--threads", threads]);
+        if strict {
+            cmd.arg("--strict");
+        }
+        cmd.output().expect("runs")
+    };
+    let one = replay("1", false);
+    assert!(one.status.success());
+    for threads in ["2", "3", "8"] {
+        assert_eq!(one.stdout, replay(threads, false).stdout, "{threads} threads");
+    }
+    let report: serde_json::Value = serde_json::from_slice(&one.stdout).expect("json");
+    let sessions: Vec<u64> = report["runs"]
+        .as_array()
+        .expect("runs")
+        .iter()
+        .map(|r| r["session"].as_u64().expect("session"))
+        .collect();
+    assert_eq!(sessions, (1..=9).collect::<Vec<_>>());
+    // A bad record in the sixth session: the same located error whatever the threads.
+    let project = std::fs::read_dir(&corpus)
+        .expect("corpus")
+        .flatten()
+        .next()
+        .expect("the one project")
+        .path();
+    let mut runs: Vec<PathBuf> = std::fs::read_dir(project.join(".omnius/runs"))
+        .expect("runs folder")
+        .flatten()
+        .map(|e| e.path())
+        .collect();
+    runs.sort();
+    let events = runs[5].join("events.jsonl");
+    let mut text = std::fs::read_to_string(&events).expect("events");
+    text.push_str("{\"type\":\"tool_call\",\"turn\":\"x\"}\n");
+    std::fs::write(&events, text).expect("write");
+    let strict = replay("1", true);
+    assert_eq!(strict.status.code(), Some(2));
+    let message = String::from_utf8_lossy(&strict.stderr).into_owned();
+    assert!(message.contains("events.jsonl"), "{message}");
+    for threads in ["2", "8"] {
+        let other = replay(threads, true);
+        assert_eq!(other.status.code(), Some(2));
+        assert_eq!(String::from_utf8_lossy(&other.stderr), message, "{threads} threads");
+    }
+}
