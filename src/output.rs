@@ -147,10 +147,69 @@ impl Guard {
         fs::create_dir_all(dir).map_err(OutputError::io(dir))
     }
 
+    /// A new file that takes `path`'s place only when [`Staged::commit`] is called: written
+    /// beside it under a temporary name, so a command that fails half way (a bad record
+    /// under `--strict`) leaves whatever was at `path` as it was. A stream (`/dev/stdout`)
+    /// is written directly.
+    pub fn stage_file(&self, path: &Path) -> Result<Staged, OutputError> {
+        self.check(path, Entry::Replaced)?;
+        if is_stream(path) {
+            let file = File::create(path).map_err(OutputError::io(path))?;
+            return Ok(Staged {
+                file: Some(file),
+                partial: None,
+                path: path.to_path_buf(),
+            });
+        }
+        let name = path
+            .file_name()
+            .map_or_else(Default::default, |n| n.to_string_lossy());
+        let partial = path.with_file_name(format!(".{name}.partial-{}", std::process::id()));
+        self.check(&partial, Entry::Replaced)?;
+        let file = create_file(&partial).map_err(OutputError::io(&partial))?;
+        Ok(Staged {
+            file: Some(file),
+            partial: Some(partial),
+            path: path.to_path_buf(),
+        })
+    }
+
     /// Checks a directory hindsight fills itself and creates it ([`create_dir`]).
     pub fn create_dir(&self, dir: &Path) -> Result<(), OutputError> {
         self.check_tree(dir, Entry::Replaced)?;
         create_dir(dir).map_err(OutputError::io(dir))
+    }
+}
+
+/// A file being written under a temporary name ([`Guard::stage_file`]); dropped without
+/// [`Staged::commit`], it is removed.
+pub struct Staged {
+    file: Option<File>,
+    partial: Option<PathBuf>,
+    path: PathBuf,
+}
+
+impl Staged {
+    /// The file to write.
+    pub fn take_file(&mut self) -> Option<File> {
+        self.file.take()
+    }
+
+    /// Puts the written file in its place (a file or link there is replaced, never
+    /// followed: `rename` replaces the entry itself).
+    pub fn commit(mut self) -> io::Result<()> {
+        match self.partial.take() {
+            Some(partial) => fs::rename(&partial, &self.path),
+            None => Ok(()),
+        }
+    }
+}
+
+impl Drop for Staged {
+    fn drop(&mut self) {
+        if let Some(partial) = &self.partial {
+            let _ = fs::remove_file(partial);
+        }
     }
 }
 

@@ -403,7 +403,11 @@ fn a_single_long_project_gives_the_same_output_at_any_thread_count() {
     let one = replay("1", false);
     assert!(one.status.success());
     for threads in ["2", "3", "8"] {
-        assert_eq!(one.stdout, replay(threads, false).stdout, "{threads} threads");
+        assert_eq!(
+            one.stdout,
+            replay(threads, false).stdout,
+            "{threads} threads"
+        );
     }
     let report: serde_json::Value = serde_json::from_slice(&one.stdout).expect("json");
     let sessions: Vec<u64> = report["runs"]
@@ -437,6 +441,56 @@ fn a_single_long_project_gives_the_same_output_at_any_thread_count() {
     for threads in ["2", "8"] {
         let other = replay(threads, true);
         assert_eq!(other.status.code(), Some(2));
-        assert_eq!(String::from_utf8_lossy(&other.stderr), message, "{threads} threads");
+        assert_eq!(
+            String::from_utf8_lossy(&other.stderr),
+            message,
+            "{threads} threads"
+        );
     }
+}
+
+/// The JSON report is written while the replay runs; a replay stopped by a bad record
+/// (`--strict`) leaves the file that was at `--out` as it was, and no partial file.
+#[test]
+fn a_strict_failure_leaves_the_previous_report_in_place() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let runs = dir.path().join("corpus/p/.omnius/runs");
+    for (id, events) in [
+        (
+            "1780000000000-a",
+            "{\"type\":\"session_start\",\"turn\":0,\"seq\":1}\n",
+        ),
+        (
+            "1780000000001-b",
+            "{\"type\":\"tool_call\",\"turn\":\"x\"}\n",
+        ),
+    ] {
+        std::fs::create_dir_all(runs.join(id)).expect("mkdir");
+        std::fs::write(runs.join(id).join("events.jsonl"), events).expect("write");
+    }
+    let out = dir.path().join("out");
+    std::fs::create_dir_all(&out).expect("mkdir");
+    let report = out.join("report.json");
+    std::fs::write(&report, "the previous report").expect("write");
+    let replay = |strict: bool| {
+        let mut cmd = hindsight();
+        cmd.arg("replay").arg(dir.path().join("corpus"));
+        cmd.args(["--format", "json", "--out"]).arg(&report);
+        if strict {
+            cmd.arg("--strict");
+        }
+        cmd.output().expect("runs")
+    };
+    assert_eq!(replay(true).status.code(), Some(2));
+    assert_eq!(
+        std::fs::read_to_string(&report).expect("read"),
+        "the previous report"
+    );
+    let left: Vec<_> = std::fs::read_dir(&out).expect("ls").flatten().collect();
+    assert_eq!(left.len(), 1, "no partial file left beside it");
+    assert!(replay(false).status.success());
+    let written: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&report).expect("read")).expect("json");
+    assert_eq!(written["summary"]["runs"], 2);
+    assert_eq!(written["summary"]["skipped_records"], 1);
 }

@@ -7,7 +7,7 @@ use crate::ingest::{
     discover_with, Limits, ParseError, Policy, ProblemKind, Problems, ProjectSource, SkippedFile,
 };
 use crate::output::Guard;
-use crate::replay::{replay_all, RunReplay};
+use crate::replay::{replay_each, RunReplay};
 use anyhow::{Context, Result};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use std::collections::BTreeMap;
@@ -149,15 +149,57 @@ impl Input {
 
     /// Replays `projects` with `config`, showing progress and warning once per damaged file.
     pub fn replay(&self, projects: &[ProjectSource], config: &Config) -> Result<Vec<RunReplay>> {
+        let mut runs = Vec::new();
+        self.replay_each(projects, config, &|r| r, |r| runs.push(r))?;
+        Ok(runs)
+    }
+
+    /// Replays `projects` with `config`, handing each run, turned into a `T` by `map` on
+    /// the worker that replayed it, to `deliver` on this thread, in input order, while the
+    /// replay goes on: a report can be written as it runs, holding no more than the runs
+    /// not yet handed on (a bounded queue holds back the workers when `deliver` is slower).
+    /// Shows progress; warns once per damaged file at the end.
+    pub fn replay_each<T: Send>(
+        &self,
+        projects: &[ProjectSource],
+        config: &Config,
+        map: &(dyn Fn(RunReplay) -> T + Sync),
+        mut deliver: impl FnMut(T),
+    ) -> Result<()> {
         let total: usize = projects.iter().map(|p| p.runs.len()).sum();
         let bar = progress_bar(total as u64);
-        let result = self
-            .pool()?
-            .install(|| replay_all(projects, config, self.policy(), &|| bar.inc(1)));
+        let pool = self.pool()?;
+        let policy = self.policy();
+        // What the warnings need of each run: its problems, when it has any.
+        let noted = |r: RunReplay| {
+            let problems = (r.problems.count > 0).then(|| r.problems.clone());
+            (problems, map(r))
+        };
+        let mut damaged = Vec::new();
+        let (tx, rx) = std::sync::mpsc::sync_channel(QUEUE);
+        let (bar_ref, noted) = (&bar, &noted);
+        let result = std::thread::scope(|scope| {
+            let worker = scope.spawn(move || {
+                let send = &mut |item| {
+                    // The receiver only goes away once every item is in: nothing is lost.
+                    let _ = tx.send(item);
+                };
+                let progress = || bar_ref.inc(1);
+                pool.install(|| replay_each(projects, config, policy, &progress, noted, send))
+            });
+            for (problems, item) in rx {
+                damaged.extend(problems);
+                deliver(item);
+            }
+            worker.join()
+        });
         bar.finish_and_clear();
-        let runs = result?;
-        warn_skipped(runs.iter().map(|r| &r.problems));
-        Ok(runs)
+        match result {
+            Ok(replayed) => replayed?,
+            Err(panic) => std::panic::resume_unwind(panic),
+        }
+        warn_skipped(&damaged);
+        Ok(())
     }
 
     /// The guard for this command's outputs: every path it reads (the paths given, each
@@ -229,6 +271,9 @@ fn warn_look_alikes(files: &[SkippedFile]) {
         eprintln!("warning: {more} more look-alike file(s) skipped (input.skipped_files)");
     }
 }
+
+/// Replayed runs waiting to be handed on, at most.
+const QUEUE: usize = 64;
 
 /// One warning per path skipped before any run was read (lenient mode).
 fn warn_unread(unread: &Problems) {

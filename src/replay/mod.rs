@@ -79,7 +79,9 @@ pub fn replay_all(
     progress: &(dyn Fn() + Sync),
 ) -> Result<Vec<RunReplay>, ReplayError> {
     let mut runs = Vec::new();
-    replay_each(projects, config, policy, progress, &|r| r, &mut |r| runs.push(r))?;
+    replay_each(projects, config, policy, progress, &|r| r, &mut |r| {
+        runs.push(r)
+    })?;
     Ok(runs)
 }
 

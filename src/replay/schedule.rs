@@ -67,11 +67,25 @@ fn replay_project(
     if replayer.convergence_ledger.is_empty() {
         // Nothing recorded to carry in: one pass, each run handed on as it is done.
         let mut each = |i, run| hand_on(i, run);
-        return replay_sessions(project, &mut replayer, policy, problems, progress, &mut each);
+        return replay_sessions(
+            project,
+            &mut replayer,
+            policy,
+            problems,
+            progress,
+            &mut each,
+        );
     }
     let mut held = Vec::with_capacity(project.runs.len());
     let mut keep = |_, run| held.push(run);
-    replay_sessions(project, &mut replayer, policy, problems.clone(), progress, &mut keep)?;
+    replay_sessions(
+        project,
+        &mut replayer,
+        policy,
+        problems.clone(),
+        progress,
+        &mut keep,
+    )?;
     let gaps = replayer.store_gaps();
     if gaps.iter().all(Vec::is_empty) {
         for (i, run) in held.into_iter().enumerate() {

@@ -1,9 +1,116 @@
-//! The JSON report: the machine-readable form later tools (gate, sweep) read back.
+//! The JSON report: the machine-readable form later tools (gate, sweep, merge) read back.
+//!
+//! Written piece by piece ([`JsonStream`]): the header, each run's entry as soon as it is
+//! known, then the summary and the input section. A replay can so write its report while
+//! it runs, keeping only the summary (issue #13); a report held whole is written through
+//! the same pieces, so the bytes are those of `serde_json`'s pretty printer either way.
 
-use super::Report;
+use super::{Report, RunReport, Summary, UnreadReport, REPORT_FORMAT};
+use serde::Serialize;
 use std::io::Write;
 
 pub fn render(report: &Report, out: &mut dyn Write) -> std::io::Result<()> {
-    serde_json::to_writer_pretty(&mut *out, report)?;
-    out.write_all(b"\n")
+    let mut stream = JsonStream::begin(&mut *out, report.format)?;
+    for run in &report.runs {
+        stream.run(run)?;
+    }
+    stream.finish(&report.summary, &report.input)
+}
+
+/// A JSON report being written.
+pub struct JsonStream<'w> {
+    out: &'w mut dyn Write,
+    runs: usize,
+}
+
+impl<'w> JsonStream<'w> {
+    /// Writes the report's opening, up to its `runs` array.
+    pub fn begin(out: &'w mut dyn Write, format: u32) -> std::io::Result<Self> {
+        write!(out, "{{\n  \"format\": {format},\n  \"runs\": [")?;
+        Ok(Self { out, runs: 0 })
+    }
+
+    /// A report in the current shape.
+    pub fn begin_current(out: &'w mut dyn Write) -> std::io::Result<Self> {
+        Self::begin(out, REPORT_FORMAT)
+    }
+
+    /// Writes the next run's entry.
+    pub fn run(&mut self, run: &RunReport) -> std::io::Result<()> {
+        let separator = if self.runs == 0 { "\n    " } else { ",\n    " };
+        self.out.write_all(separator.as_bytes())?;
+        nested(&mut *self.out, run, "    ")?;
+        self.runs += 1;
+        Ok(())
+    }
+
+    /// Closes the `runs` array and writes the summary and the input section.
+    pub fn finish(self, summary: &Summary, input: &UnreadReport) -> std::io::Result<()> {
+        let out = self.out;
+        if self.runs > 0 {
+            out.write_all(b"\n  ")?;
+        }
+        out.write_all(b"],\n  \"summary\": ")?;
+        nested(&mut *out, summary, "  ")?;
+        out.write_all(b",\n  \"input\": ")?;
+        nested(&mut *out, input, "  ")?;
+        out.write_all(b"\n}\n")
+    }
+}
+
+/// `value` pretty-printed at a nesting depth whose lines start with `indent`, its first
+/// line where the cursor is. JSON strings hold no raw line breaks, so indenting every line
+/// after the first nests the document exactly as the pretty printer would have.
+fn nested(out: &mut dyn Write, value: &impl Serialize, indent: &str) -> std::io::Result<()> {
+    let text = serde_json::to_string_pretty(value)?;
+    for (i, line) in text.split('\n').enumerate() {
+        if i > 0 {
+            out.write_all(b"\n")?;
+            out.write_all(indent.as_bytes())?;
+        }
+        out.write_all(line.as_bytes())?;
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::report::{summarize, Report};
+
+    fn report(runs: usize) -> Report {
+        let run: RunReport = serde_json::from_value(serde_json::json!({
+            "project": "p", "run_id": "r\n\"x\"", "session": 1, "turns": 2,
+            "tokens_total": 10, "ledger": {"recorded": "open", "finalized": "open"},
+            "firings": [], "savings": {"by_guard": {}, "combined": 0, "cut_at_turn": null},
+            "metrics": {"g": {"m": [1, {"a": []}]}},
+            "input": {"records": 1, "bytes": 2, "skipped": 0, "problems": [],
+                      "unknown_types": {}, "unknown_fields": {}}
+        }))
+        .expect("a run entry");
+        let runs = vec![run; runs];
+        let summary = summarize(&runs);
+        Report {
+            format: REPORT_FORMAT,
+            runs,
+            summary,
+            input: UnreadReport::default(),
+        }
+    }
+
+    #[test]
+    fn piece_by_piece_is_the_pretty_printers_bytes() {
+        for n in [0, 1, 3] {
+            let report = report(n);
+            let mut streamed = Vec::new();
+            render(&report, &mut streamed).expect("writes");
+            let mut whole = serde_json::to_vec_pretty(&report).expect("serializes");
+            whole.push(b'\n');
+            assert_eq!(
+                String::from_utf8_lossy(&streamed),
+                String::from_utf8_lossy(&whole),
+                "{n} runs"
+            );
+        }
+    }
 }

@@ -12,16 +12,18 @@ pub mod json;
 pub mod markdown;
 pub mod parquet;
 pub mod review;
+mod summary;
 pub mod table;
 pub mod tables;
 
 use crate::cost::{cost, Prices, RunCost, TokensByKind};
-use crate::guards::{registry, Effect};
+use crate::guards::Effect;
 use crate::ingest::{Abandoned, Copied, Problems, SkippedFile};
-use crate::model::{sum_tokens, LedgerStatus};
+use crate::model::LedgerStatus;
 use crate::replay::RunReplay;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
+pub use summary::{summarize, SummaryBuilder};
 
 /// Version of the JSON report's shape; bumped on any incompatible change.
 pub const REPORT_FORMAT: u32 = 1;
@@ -186,10 +188,12 @@ impl RunReport {
 
 impl Report {
     pub fn build(runs: &[RunReplay], prices: &Prices) -> Self {
-        let runs: Vec<RunReport> = runs
-            .iter()
-            .map(|r| run_report(r, &cost(r, prices)))
-            .collect();
+        let runs: Vec<RunReport> = runs.iter().map(|r| RunReport::of(r, prices)).collect();
+        Self::of_runs(runs)
+    }
+
+    /// The report of runs already costed, in input order.
+    pub fn of_runs(runs: Vec<RunReport>) -> Self {
         let summary = summarize(&runs);
         Self {
             format: REPORT_FORMAT,
@@ -203,13 +207,28 @@ impl Report {
     /// in `summary.skipped_records` so every report notes them, and the look-alike files it
     /// did not read (`input.skipped_files`).
     pub fn with_unread(mut self, unread: &Problems, skipped_files: &[SkippedFile]) -> Self {
-        self.input = UnreadReport {
+        self.input = UnreadReport::of(unread, skipped_files);
+        self.summary.count_unread(&self.input);
+        self
+    }
+}
+
+impl Summary {
+    /// Counts the paths discovery could not read in `skipped_records`, so every report
+    /// notes them.
+    pub fn count_unread(&mut self, input: &UnreadReport) {
+        self.skipped_records = self.skipped_records.saturating_add(input.skipped);
+    }
+}
+
+impl UnreadReport {
+    /// What discovery could not read, and the look-alike files it passed over.
+    pub fn of(unread: &Problems, skipped_files: &[SkippedFile]) -> Self {
+        Self {
             skipped: unread.count,
             problems: unread.listed.iter().map(ToString::to_string).collect(),
             skipped_files: skipped_files.to_vec(),
-        };
-        self.summary.skipped_records = self.summary.skipped_records.saturating_add(unread.count);
-        self
+        }
     }
 }
 
@@ -219,6 +238,13 @@ fn effect_name(e: Effect) -> &'static str {
         Effect::Terminal => "terminal",
         Effect::Suppress { .. } => "suppress",
         Effect::Shrink { .. } => "shrink",
+    }
+}
+
+impl RunReport {
+    /// One replayed run with its tokens, dollars and savings.
+    pub fn of(run: &RunReplay, prices: &Prices) -> Self {
+        run_report(run, &cost(run, prices))
     }
 }
 
@@ -297,51 +323,6 @@ fn run_report(run: &RunReplay, cost: &RunCost) -> RunReport {
             copied: run.stats.copied.clone(),
             abandoned: run.stats.abandoned.clone(),
         },
-    }
-}
-
-fn summarize(runs: &[RunReport]) -> Summary {
-    let projects: std::collections::BTreeSet<&str> =
-        runs.iter().map(|r| r.project.as_str()).collect();
-    let guards = registry()
-        .iter()
-        .map(|entry| {
-            let id = entry.info.id;
-            let fired: Vec<&RunReport> = runs
-                .iter()
-                .filter(|r| r.firings.iter().any(|f| f.guard == id))
-                .collect();
-            GuardSummary {
-                guard: id.to_string(),
-                work_order: entry.info.work_order.to_string(),
-                runs_fired: fired.len(),
-                firings: runs
-                    .iter()
-                    .map(|r| r.firings.iter().filter(|f| f.guard == id).count())
-                    .sum(),
-                tokens_saved: sum_tokens(
-                    runs.iter()
-                        .filter_map(|r| r.savings.by_guard.get(id).copied()),
-                ),
-                cost_saved_usd: dollar_sum(runs.iter().map(|r| r.cost_saved_by(id))),
-            }
-        })
-        .collect();
-    Summary {
-        projects: projects.len(),
-        runs: runs.len(),
-        turns: runs.iter().map(|r| r.turns).sum(),
-        tokens_total: sum_tokens(runs.iter().map(|r| r.tokens_total)),
-        tokens_estimated: sum_tokens(runs.iter().map(|r| r.tokens_estimated)),
-        tokens_saved_combined: sum_tokens(runs.iter().map(|r| r.savings.combined)),
-        cost_usd: dollar_sum(runs.iter().map(|r| r.cost_usd)),
-        cost_saved_usd_combined: dollar_sum(
-            runs.iter()
-                .map(|r| r.savings.cost_saved_usd.as_ref().map(|c| c.combined)),
-        ),
-        cost_unpriced_tokens: sum_tokens(runs.iter().map(|r| r.cost_unpriced_tokens)),
-        skipped_records: runs.iter().map(|r| r.input.skipped).sum(),
-        guards,
     }
 }
 

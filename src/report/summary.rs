@@ -1,0 +1,122 @@
+//! The report's summary, added up run by run: a replay that writes each run's entry as it
+//! completes keeps only this (issue #13), and a report built whole adds its runs up the
+//! same way, so both give the same figures to the last bit.
+
+use super::{dollars, GuardSummary, RunReport, Summary};
+use crate::guards::registry;
+use crate::model::sum_tokens;
+use std::collections::BTreeSet;
+
+/// The summary of the runs added so far, in the order they were added.
+pub struct SummaryBuilder {
+    projects: BTreeSet<String>,
+    runs: usize,
+    turns: usize,
+    tokens_total: u64,
+    tokens_estimated: u64,
+    tokens_saved_combined: u64,
+    cost_usd: Option<f64>,
+    cost_saved_usd_combined: Option<f64>,
+    cost_unpriced_tokens: u64,
+    skipped_records: u64,
+    /// Per registered guard, in registry order.
+    guards: Vec<GuardSummary>,
+}
+
+impl Default for SummaryBuilder {
+    fn default() -> Self {
+        Self {
+            projects: BTreeSet::new(),
+            runs: 0,
+            turns: 0,
+            tokens_total: 0,
+            tokens_estimated: 0,
+            tokens_saved_combined: 0,
+            cost_usd: None,
+            cost_saved_usd_combined: None,
+            cost_unpriced_tokens: 0,
+            skipped_records: 0,
+            guards: registry()
+                .iter()
+                .map(|entry| GuardSummary {
+                    guard: entry.info.id.to_string(),
+                    work_order: entry.info.work_order.to_string(),
+                    runs_fired: 0,
+                    firings: 0,
+                    tokens_saved: 0,
+                    cost_saved_usd: None,
+                })
+                .collect(),
+        }
+    }
+}
+
+impl SummaryBuilder {
+    pub fn add(&mut self, run: &RunReport) {
+        if !self.projects.contains(&run.project) {
+            self.projects.insert(run.project.clone());
+        }
+        self.runs += 1;
+        self.turns += run.turns;
+        self.tokens_total = sum_tokens([self.tokens_total, run.tokens_total]);
+        self.tokens_estimated = sum_tokens([self.tokens_estimated, run.tokens_estimated]);
+        self.tokens_saved_combined = sum_tokens([self.tokens_saved_combined, run.savings.combined]);
+        add_dollars(&mut self.cost_usd, run.cost_usd);
+        let saved = run.savings.cost_saved_usd.as_ref().map(|c| c.combined);
+        add_dollars(&mut self.cost_saved_usd_combined, saved);
+        self.cost_unpriced_tokens =
+            sum_tokens([self.cost_unpriced_tokens, run.cost_unpriced_tokens]);
+        self.skipped_records += run.input.skipped;
+        for guard in &mut self.guards {
+            let id = guard.guard.as_str();
+            let firings = run.firings.iter().filter(|f| f.guard == id).count();
+            guard.runs_fired += usize::from(firings > 0);
+            guard.firings += firings;
+            if let Some(&tokens) = run.savings.by_guard.get(id) {
+                guard.tokens_saved = sum_tokens([guard.tokens_saved, tokens]);
+            }
+            add_dollars(&mut guard.cost_saved_usd, run.cost_saved_by(id));
+        }
+    }
+
+    pub fn finish(self) -> Summary {
+        let round = |usd: Option<f64>| usd.map(dollars);
+        Summary {
+            projects: self.projects.len(),
+            runs: self.runs,
+            turns: self.turns,
+            tokens_total: self.tokens_total,
+            tokens_estimated: self.tokens_estimated,
+            tokens_saved_combined: self.tokens_saved_combined,
+            cost_usd: round(self.cost_usd),
+            cost_saved_usd_combined: round(self.cost_saved_usd_combined),
+            cost_unpriced_tokens: self.cost_unpriced_tokens,
+            skipped_records: self.skipped_records,
+            guards: self
+                .guards
+                .into_iter()
+                .map(|g| GuardSummary {
+                    cost_saved_usd: round(g.cost_saved_usd),
+                    ..g
+                })
+                .collect(),
+        }
+    }
+}
+
+/// Adds a figure that may be absent: the sum stays absent until one is present (nothing
+/// priced is `null`, not $0). Rounded once, at the end, like [`super::dollar_sum`].
+fn add_dollars(sum: &mut Option<f64>, figure: Option<f64>) {
+    if let Some(x) = figure {
+        *sum = Some(sum.unwrap_or(0.0) + x);
+    }
+}
+
+/// The summary of `runs`, added up in order.
+pub fn summarize(runs: &[RunReport]) -> Summary {
+    let mut builder = SummaryBuilder::default();
+    for run in runs {
+        builder.add(run);
+    }
+    builder.finish()
+}
