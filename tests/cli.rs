@@ -494,3 +494,35 @@ fn a_strict_failure_leaves_the_previous_report_in_place() {
     assert_eq!(written["summary"]["runs"], 2);
     assert_eq!(written["summary"]["skipped_records"], 1);
 }
+
+/// Several projects with bad records: under `--strict` the error is the first project's
+/// in input order, whatever the thread count (later projects may have been under way).
+#[test]
+fn the_strict_error_is_the_first_projects_at_any_thread_count() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    for p in 0..6 {
+        let run = dir
+            .path()
+            .join(format!("p{p}/.omnius/runs/1780000000000-a"));
+        std::fs::create_dir_all(&run).expect("mkdir");
+        let bad = if p == 2 || p == 4 {
+            "{\"type\":\"tool_call\",\"turn\":\"x\"}\n"
+        } else {
+            ""
+        };
+        let events = format!("{{\"type\":\"session_start\",\"turn\":0,\"seq\":1}}\n{bad}");
+        std::fs::write(run.join("events.jsonl"), events).expect("write");
+    }
+    for threads in ["1", "2", "5"] {
+        let out = hindsight()
+            .arg("replay")
+            .arg(dir.path())
+            .args(["--strict", "--threads", threads])
+            .output()
+            .expect("runs");
+        assert_eq!(out.status.code(), Some(2));
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(stderr.contains("p2"), "{threads} threads: {stderr}");
+        assert!(!stderr.contains("p4"), "{threads} threads: {stderr}");
+    }
+}

@@ -1,8 +1,10 @@
 //! The order the work is done in (issue #13): projects in parallel; within a project, the
 //! next runs read and parsed in parallel (a window of look-ahead) while the current one is
 //! replayed, strictly in session order; and each result handed on in input order as soon
-//! as everything before it is done. Output never depends on the thread count, and memory
-//! holds a window of loaded runs per busy project, not the corpus.
+//! as everything before it is done. A project starts only within a window of the first
+//! one not yet handed on in full, so the finished runs waiting for their turn stay few.
+//! Output never depends on the thread count, and memory holds a window of loaded runs
+//! per busy project and a window of projects' results, not the corpus.
 //!
 //! A project whose recorded convergence ledger holds rounds that replaying its runs does
 //! not rebuild (runs pruned from the recording) is replayed a second time with those rounds
@@ -15,7 +17,7 @@ use crate::config::Config;
 use crate::ingest::{self, LoadedRun, ParseError, Policy, Problems, ProjectSource};
 use rayon::prelude::*;
 use std::collections::BTreeMap;
-use std::sync::Mutex;
+use std::sync::{Condvar, Mutex};
 
 /// Replays every project and hands each run, turned into a `T` by `map` on the worker
 /// that replayed it, to `deliver` in input order (projects in order, each project's runs
@@ -31,21 +33,102 @@ pub fn replay_each<T: Send>(
     deliver: &mut (dyn FnMut(T) + Send),
 ) -> Result<(), ReplayError> {
     config.build()?;
-    let sink = Mutex::new(InOrder::new(projects, deliver));
-    let outcomes: Vec<Result<(), ReplayError>> = projects
-        .par_iter()
-        .enumerate()
-        .map(|(p, project)| {
-            let hand_on = |i: usize, run: RunReplay| {
-                let item = map(run);
-                sink.lock()
-                    .unwrap_or_else(std::sync::PoisonError::into_inner)
-                    .put((p, i), item);
-            };
-            replay_project(project, config, policy, progress, &hand_on)
-        })
-        .collect();
-    outcomes.into_iter().collect()
+    let outcomes: Vec<Mutex<Option<ReplayError>>> =
+        projects.iter().map(|_| Mutex::new(None)).collect();
+    let board = Board {
+        state: Mutex::new(State {
+            order: InOrder::new(projects, deliver),
+            next_start: 0,
+            limit: projects.len(),
+        }),
+        turn: Condvar::new(),
+        window: projects_ahead(),
+    };
+    let workers = rayon::current_num_threads().max(1);
+    rayon::scope(|scope| {
+        for _ in 0..workers {
+            scope.spawn(|_| {
+                while let Some(p) = board.start() {
+                    let hand_on = |i: usize, run: RunReplay| board.put((p, i), map(run));
+                    let replayed = replay_project(&projects[p], config, policy, progress, &hand_on);
+                    if let Err(e) = replayed {
+                        *lock(&outcomes[p]) = Some(e);
+                        board.stop_after(p);
+                    }
+                }
+            });
+        }
+    });
+    match outcomes
+        .into_iter()
+        .find_map(|o| o.into_inner().ok().flatten())
+    {
+        Some(e) => Err(e),
+        None => Ok(()),
+    }
+}
+
+/// Projects that may be under way beyond the first one not yet handed on in full: enough
+/// to keep every thread busy, few enough that the runs waiting for their turn stay few.
+fn projects_ahead() -> usize {
+    2 * rayon::current_num_threads().max(1)
+}
+
+/// Which project starts next, and the runs waiting to be handed on.
+struct Board<'d, T> {
+    state: Mutex<State<'d, T>>,
+    /// Signalled when the first unfinished project moves on, or the work is cut short.
+    turn: Condvar,
+    window: usize,
+}
+
+struct State<'d, T> {
+    order: InOrder<'d, T>,
+    next_start: usize,
+    /// Projects from here on are not started: one before them failed.
+    limit: usize,
+}
+
+impl<T> Board<'_, T> {
+    /// The next project to replay, once it is within the window of the first project not
+    /// yet handed on in full; `None` when none is left.
+    fn start(&self) -> Option<usize> {
+        let mut state = lock(&self.state);
+        loop {
+            if state.next_start >= state.limit {
+                return None;
+            }
+            if state.next_start < state.order.next.0 + self.window {
+                state.next_start += 1;
+                return Some(state.next_start - 1);
+            }
+            state = self
+                .turn
+                .wait(state)
+                .unwrap_or_else(std::sync::PoisonError::into_inner);
+        }
+    }
+
+    fn put(&self, at: (usize, usize), item: T) {
+        let mut state = lock(&self.state);
+        let before = state.order.next.0;
+        state.order.put(at, item);
+        if state.order.next.0 != before {
+            self.turn.notify_all();
+        }
+    }
+
+    /// Project `p` failed: no later project starts (an earlier one may still fail, and
+    /// its error is the one reported, whatever the thread count).
+    fn stop_after(&self, p: usize) {
+        let mut state = lock(&self.state);
+        state.limit = state.limit.min(p);
+        self.turn.notify_all();
+    }
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
 /// One project: its sessions in order through one set of guards, replayed a second time
