@@ -77,7 +77,7 @@ pub fn run(args: Args) -> Result<u8> {
     if let Some(path) = &args.junit {
         guard.check(path, Entry::Replaced)?;
     }
-    let report = Report::build(&args.input.replay(&projects, &config)?, &prices)
+    let report = Report::of_runs(args.input.replay_reports(&projects, &config, &prices)?)
         .with_unread(&projects.unread, &projects.skipped_files);
     let outcome = Outcome {
         verdicts: labels

@@ -8,6 +8,7 @@ use crate::ingest::{
 };
 use crate::output::Guard;
 use crate::replay::{replay_each, RunReplay};
+use crate::report::RunReport;
 use anyhow::{Context, Result};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use std::collections::BTreeMap;
@@ -151,6 +152,20 @@ impl Input {
     pub fn replay(&self, projects: &[ProjectSource], config: &Config) -> Result<Vec<RunReplay>> {
         let mut runs = Vec::new();
         self.replay_each(projects, config, &|r| r, |r| runs.push(r))?;
+        Ok(runs)
+    }
+
+    /// Replays `projects` with `config` and costs each run with `prices` as soon as it is
+    /// replayed: what the report needs of a run, without the replay's working state.
+    pub fn replay_reports(
+        &self,
+        projects: &[ProjectSource],
+        config: &Config,
+        prices: &Prices,
+    ) -> Result<Vec<RunReport>> {
+        let mut runs = Vec::new();
+        let costed = |r: RunReplay| RunReport::of(&r, prices);
+        self.replay_each(projects, config, &costed, |r| runs.push(r))?;
         Ok(runs)
     }
 

@@ -82,17 +82,15 @@ fn write_report(
     prices: &Prices,
     out: &mut dyn Write,
 ) -> Result<()> {
-    let costed = |r: RunReplay| RunReport::of(&r, prices);
     if args.format != Format::Json {
-        let mut runs = Vec::new();
-        args.input
-            .replay_each(projects, config, &costed, |run| runs.push(run))?;
+        let runs = args.input.replay_reports(projects, config, prices)?;
         let report = Report::of_runs(runs).with_unread(&projects.unread, &projects.skipped_files);
         return Ok(render(&report, args.format, out)?);
     }
     let mut stream = JsonStream::begin_current(out)?;
     let mut summary = SummaryBuilder::default();
     let mut failed = None;
+    let costed = |r: RunReplay| RunReport::of(&r, prices);
     args.input.replay_each(projects, config, &costed, |run| {
         if failed.is_none() {
             failed = stream.run(&run).err();
