@@ -42,8 +42,9 @@ pub fn run(args: Args) -> Result<u8> {
         guard.check(out, Entry::Replaced)?;
     }
     let runs = args.input.replay(&projects, &config)?;
-    let report =
-        Report::build(&runs, &prices).with_unread(&projects.unread, &projects.skipped_files);
+    let report = Report::build(&runs, &prices)
+        .with_unread(&projects.unread, &projects.skipped_files)
+        .with_shard(args.input.shard);
     let file = args
         .out
         .as_deref()

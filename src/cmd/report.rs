@@ -47,8 +47,9 @@ pub fn run(args: Args) -> Result<u8> {
     let guard = args.input.guard(&projects, &[args.expect.as_deref()]);
     guard.check(&args.out_dir, Entry::Followed)?;
     let runs = args.input.replay(&projects, &config)?;
-    let report =
-        Report::build(&runs, &prices).with_unread(&projects.unread, &projects.skipped_files);
+    let report = Report::build(&runs, &prices)
+        .with_unread(&projects.unread, &projects.skipped_files)
+        .with_shard(args.input.shard);
     let sweep = match &args.expect {
         Some(path) => {
             let labels = Labels::load(path)?;

@@ -34,6 +34,9 @@ pub struct Report {
     /// Paths skipped before any run was read (docs/FORMAT.md, *Bad input*).
     #[serde(default)]
     pub input: UnreadReport,
+    /// The shard this report replayed (`--shard K/N`); absent for a whole corpus.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub shard: Option<crate::shard::Shard>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
@@ -196,6 +199,7 @@ impl Report {
             runs,
             summary,
             input: UnreadReport::default(),
+            shard: None,
         }
     }
 
@@ -209,6 +213,12 @@ impl Report {
             skipped_files: skipped_files.to_vec(),
         };
         self.summary.skipped_records = self.summary.skipped_records.saturating_add(unread.count);
+        self
+    }
+
+    /// Notes the shard replayed (`--shard K/N`).
+    pub fn with_shard(mut self, shard: Option<crate::shard::Shard>) -> Self {
+        self.shard = shard;
         self
     }
 }
