@@ -1,12 +1,12 @@
 //! `hindsight gate`: judge a replay against labels and/or a saved baseline, for CI.
 
 use super::input::Input;
-use super::{output, EXIT_OK};
+use super::{load_report, output, EXIT_OK};
 use crate::gate::{compare, judge, junit, score, GuardScore, Labels, Regression, Verdict};
 use crate::output::Entry;
 use crate::report::tables::{cost_cell, thousands};
 use crate::report::Report;
-use anyhow::{bail, Context, Result};
+use anyhow::{bail, Result};
 use comfy_table::{presets, ContentArrangement, Table};
 use serde::Serialize;
 use std::io::Write;
@@ -116,17 +116,6 @@ pub fn run(args: Args) -> Result<u8> {
         EXIT_OK
     } else {
         EXIT_REGRESSION
-    })
-}
-
-fn load_report(path: &std::path::Path) -> Result<Report> {
-    let text = std::fs::read_to_string(path)
-        .with_context(|| format!("{}: cannot read", path.display()))?;
-    serde_json::from_str(&text).with_context(|| {
-        format!(
-            "{}: not a `hindsight replay --format json` report",
-            path.display()
-        )
     })
 }
 

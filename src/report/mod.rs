@@ -10,6 +10,7 @@ pub mod csv;
 pub mod frames;
 pub mod json;
 pub mod markdown;
+pub mod merge;
 pub mod parquet;
 pub mod review;
 pub mod table;
@@ -34,7 +35,8 @@ pub struct Report {
     /// Paths skipped before any run was read (docs/FORMAT.md, *Bad input*).
     #[serde(default)]
     pub input: UnreadReport,
-    /// The shard this report replayed (`--shard K/N`); absent for a whole corpus.
+    /// The shard this report replayed (`--shard K/N`); absent for a whole corpus, and so
+    /// in a merged report ([`merge`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub shard: Option<crate::shard::Shard>,
 }
@@ -206,17 +208,22 @@ impl Report {
     /// Adds the paths discovery could not read, listed under `input.problems` and counted
     /// in `summary.skipped_records` so every report notes them, and the look-alike files it
     /// did not read (`input.skipped_files`).
-    pub fn with_unread(mut self, unread: &Problems, skipped_files: &[SkippedFile]) -> Self {
-        self.input = UnreadReport {
+    pub fn with_unread(self, unread: &Problems, skipped_files: &[SkippedFile]) -> Self {
+        self.with_input(UnreadReport {
             skipped: unread.count,
             problems: unread.listed.iter().map(ToString::to_string).collect(),
             skipped_files: skipped_files.to_vec(),
-        };
-        self.summary.skipped_records = self.summary.skipped_records.saturating_add(unread.count);
+        })
+    }
+
+    /// [`Report::with_unread`] from the section itself.
+    fn with_input(mut self, input: UnreadReport) -> Self {
+        self.summary.skipped_records = self.summary.skipped_records.saturating_add(input.skipped);
+        self.input = input;
         self
     }
 
-    /// Notes the shard replayed (`--shard K/N`).
+    /// Notes the shard replayed (`--shard K/N`), so [`merge`] can tell a missing one.
     pub fn with_shard(mut self, shard: Option<crate::shard::Shard>) -> Self {
         self.shard = shard;
         self
