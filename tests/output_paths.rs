@@ -1,9 +1,9 @@
-//! Every command that writes (`replay --out`, `gate --junit`, `report --out-dir`,
-//! `import --out`, `synth --out`) goes through one output guard (issue #11): pointed at a
-//! recorded file, through a symbolic link to one, or inside a directory it reads, it exits 2
-//! naming both paths; a link already at an output path is replaced, never written through.
-//! Each test builds its recordings in a temporary directory and compares them byte for byte
-//! afterwards.
+//! Every command that writes (`replay --out`, `replay --tables-dir`, `gate --junit`,
+//! `report --out-dir`, `import --out`, `synth --out`) goes through one output guard
+//! (issue #11): pointed at a recorded file, through a symbolic link to one, or inside a
+//! directory it reads, it exits 2 naming both paths; a link already at an output path is
+//! replaced, never written through. Each test builds its recordings in a temporary
+//! directory and compares them byte for byte afterwards.
 
 mod common;
 
@@ -117,6 +117,38 @@ fn replay_out_is_refused_on_what_replay_reads() {
     );
     let labels = "corpus/expectations.json";
     refused(root, &replay(labels), labels, &inside("corpus"));
+}
+
+#[test]
+fn replay_tables_dir_is_refused_on_what_replay_reads() {
+    let dir = recorded();
+    let root = dir.path();
+    let replay = |tables| {
+        [
+            "replay",
+            "corpus",
+            "--format",
+            "json",
+            "--tables-dir",
+            tables,
+        ]
+    };
+    refused(
+        root,
+        &replay("corpus/tables"),
+        "corpus/tables",
+        &inside("corpus"),
+    );
+    // The tables folder is hindsight's to fill: one that holds what it reads is refused.
+    refused(root, &replay("."), ".", "a folder that holds corpus");
+    // A link there into what it reads is refused; one elsewhere (a recording it does not
+    // read) is replaced by a real folder, its target untouched.
+    link(root, "out/read", "corpus/proj");
+    refused(root, &replay("out/read"), "out/read", &inside("corpus"));
+    link(root, "out/tables", OTHER);
+    succeeds(root, &replay("out/tables"));
+    assert!(is_real_dir(&root.join("out/tables")));
+    assert!(is_regular_file(&root.join("out/tables/firings.parquet")));
 }
 
 #[test]

@@ -382,9 +382,9 @@ pub enum Format {
     Table,
     Json,
     Markdown,
-    /// The run × guard table as CSV (`frames::guards_frame`).
+    /// A corpus table as CSV (`--table`: the run × guard table by default).
     Csv,
-    /// The run × guard table as Parquet (binary: write it to a file).
+    /// A corpus table as Parquet (binary: write it to a file).
     Parquet,
 }
 
@@ -392,6 +392,21 @@ impl Format {
     /// Binary output, not for a terminal.
     pub fn is_binary(self) -> bool {
         matches!(self, Format::Parquet)
+    }
+}
+
+/// [`render`], with `table` the corpus table [`Format::Csv`] and [`Format::Parquet`]
+/// write (the other formats write the whole report).
+pub fn render_table(
+    report: &Report,
+    format: Format,
+    table: frames::TableKind,
+    out: &mut dyn std::io::Write,
+) -> std::io::Result<()> {
+    match format {
+        Format::Csv => csv::render_table(report, table, out),
+        Format::Parquet => parquet::render_table(report, table, out),
+        _ => render(report, format, out),
     }
 }
 
