@@ -55,6 +55,20 @@ pub struct Input {
     pub shard: Option<Shard>,
 }
 
+/// The arguments of [`Input`] that only a replay uses: refused next to `--from REPORT.json`
+/// (`gate`, `report`), which reads a saved report instead.
+pub const REPLAY_ONLY: [&str; 9] = [
+    "paths",
+    "config",
+    "set",
+    "strict",
+    "prices",
+    "input_format",
+    "max_line_mib",
+    "max_document_mib",
+    "shard",
+];
+
 /// The projects found under the paths given, and the paths that could not be read (each
 /// warned about once; under `--strict` the first one is the error instead).
 #[derive(Debug, Clone, Default)]
