@@ -2,7 +2,10 @@
 //! corpora, through the library and through `hindsight replay --format csv|parquet`.
 //!
 //! This is the only test binary that calls polars (each one that does is ~375 MB): keep
-//! polars-calling tests here.
+//! polars-calling tests here. So docs/SCALE.md's queries over the shards' Parquet files are
+//! checked here too (the rest of sharding is tests/shards.rs).
+
+mod common;
 
 use assert_cmd::Command;
 use hindsight::config::Config;
@@ -16,6 +19,7 @@ use hindsight::report::frames::{
 use hindsight::report::Report;
 use polars::prelude::{DataFrame, DataType};
 use polars_io::prelude::{ParquetReader, SerReader};
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
@@ -532,6 +536,65 @@ fn cli_csv_table_firings_prints_one_row_per_firing() {
         .unwrap();
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("--table"));
+}
+
+/// docs/SCALE.md's worked example: the three shards' Parquet files, read with polars, hold
+/// the merged JSON report's firings, and give both query results the document shows.
+#[test]
+fn the_scale_example_parquet_files_hold_the_merged_reports_firings() {
+    let dir = tempfile::tempdir().unwrap();
+    common::scale_example(dir.path());
+    let merged: Report =
+        serde_json::from_slice(&std::fs::read(dir.path().join("report.json")).unwrap()).unwrap();
+    let table = |k: u32, name: &str| read_parquet(&dir.path().join(format!("tables-{k}/{name}")));
+    let mut firings = Vec::new();
+    let mut saved_by_guard: BTreeMap<String, u64> = BTreeMap::new();
+    let mut by_effect: BTreeMap<String, u64> = BTreeMap::new();
+    for k in 1..=3 {
+        let df = table(k, "firings.parquet");
+        assert_eq!(names(&df), FIRINGS_COLUMNS);
+        assert_eq!(df.dtypes(), firings_dtypes());
+        firings.extend(frame_firings(&df));
+        for i in 0..df.height() {
+            *by_effect
+                .entry(str_at(&df, "effect", i).unwrap())
+                .or_default() += 1;
+        }
+        let guards = table(k, "guards.parquet");
+        for i in 0..guards.height() {
+            *saved_by_guard
+                .entry(str_at(&guards, "guard", i).unwrap())
+                .or_default() += u64_at(&guards, "tokens_saved", i).unwrap();
+        }
+    }
+    // Shards hold whole projects, so their rows side by side sort into the merged order.
+    firings.sort_by(|a, b| (&a.0, &a.1).cmp(&(&b.0, &b.1)));
+    assert_eq!(firings, report_firings(&merged));
+    for g in &merged.summary.guards {
+        assert_eq!(saved_by_guard[&g.guard], g.tokens_saved, "{}", g.guard);
+    }
+    let doc = std::fs::read_to_string(corpora().join("../docs/SCALE.md")).unwrap();
+    let nonzero: BTreeMap<String, u64> =
+        saved_by_guard.into_iter().filter(|(_, v)| *v > 0).collect();
+    assert_eq!(doc_table(&doc, "| guard | tokens_saved |"), nonzero);
+    assert_eq!(doc_table(&doc, "| effect | firings |"), by_effect);
+}
+
+/// The rows of the two-column Markdown table of `doc` whose header line is `header`.
+fn doc_table(doc: &str, header: &str) -> BTreeMap<String, u64> {
+    let after = doc
+        .split_once(header)
+        .expect("the table in docs/SCALE.md")
+        .1;
+    after
+        .lines()
+        .skip(2) // the rest of the header line, the separator
+        .take_while(|l| l.starts_with('|'))
+        .map(|l| {
+            let cells: Vec<&str> = l.trim_matches('|').split('|').map(str::trim).collect();
+            (cells[0].to_string(), cells[1].parse().expect("a count"))
+        })
+        .collect()
 }
 
 #[test]
