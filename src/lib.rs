@@ -4,7 +4,8 @@
 //! `ingest -> model -> normalize -> guards -> replay -> cost -> report -> gate -> cmd`;
 //! `synth` writes runs in the recorded format (the producer side of `ingest`); `output` is
 //! where every command writes (the check against what it reads), used by `report`, `synth`
-//! and `cmd`.
+//! and `cmd`; `shard` splits a corpus by whole projects for runs across machines, used by
+//! `cmd` (`--shard`) and `report` (merging shard reports).
 
 pub mod cmd;
 pub mod config;
@@ -17,4 +18,5 @@ pub mod normalize;
 pub mod output;
 pub mod replay;
 pub mod report;
+pub mod shard;
 pub mod synth;

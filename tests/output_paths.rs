@@ -1,9 +1,9 @@
-//! Every command that writes (`replay --out`, `gate --junit`, `report --out-dir`,
-//! `import --out`, `synth --out`) goes through one output guard (issue #11): pointed at a
-//! recorded file, through a symbolic link to one, or inside a directory it reads, it exits 2
-//! naming both paths; a link already at an output path is replaced, never written through.
-//! Each test builds its recordings in a temporary directory and compares them byte for byte
-//! afterwards.
+//! Every command that writes (`replay --out`, `replay --tables-dir`, `merge --out`,
+//! `gate --junit`, `report --out-dir`, `import --out`, `synth --out`) goes through one
+//! output guard (issue #11): pointed at a recorded file, through a symbolic link to one, or
+//! inside a directory it reads, it exits 2 naming both paths; a link already at an output
+//! path is replaced, never written through. Each test builds its recordings in a temporary
+//! directory and compares them byte for byte afterwards.
 
 mod common;
 
@@ -117,6 +117,69 @@ fn replay_out_is_refused_on_what_replay_reads() {
     );
     let labels = "corpus/expectations.json";
     refused(root, &replay(labels), labels, &inside("corpus"));
+}
+
+#[test]
+fn replay_tables_dir_is_refused_on_what_replay_reads() {
+    let dir = recorded();
+    let root = dir.path();
+    let replay = |tables| {
+        [
+            "replay",
+            "corpus",
+            "--format",
+            "json",
+            "--tables-dir",
+            tables,
+        ]
+    };
+    refused(
+        root,
+        &replay("corpus/tables"),
+        "corpus/tables",
+        &inside("corpus"),
+    );
+    // The tables folder is hindsight's to fill: one that holds what it reads is refused.
+    refused(root, &replay("."), ".", "a folder that holds corpus");
+    // A link there into what it reads is refused; one elsewhere (a recording it does not
+    // read) is replaced by a real folder, its target untouched.
+    link(root, "out/read", "corpus/proj");
+    refused(root, &replay("out/read"), "out/read", &inside("corpus"));
+    link(root, "out/tables", OTHER);
+    succeeds(root, &replay("out/tables"));
+    assert!(is_real_dir(&root.join("out/tables")));
+    assert!(is_regular_file(&root.join("out/tables/firings.parquet")));
+}
+
+#[test]
+fn merge_out_is_refused_on_what_merge_reads_and_inside_recordings() {
+    let dir = recorded();
+    let root = dir.path();
+    succeeds(
+        root,
+        &[
+            "replay",
+            "corpus",
+            "--format",
+            "json",
+            "--out",
+            "out/r.json",
+        ],
+    );
+    let over = "refusing to write over out/r.json, which this command reads";
+    refused(
+        root,
+        &["merge", "out/r.json", "--out", "out/r.json"],
+        "out/r.json",
+        over,
+    );
+    let target = format!("{OTHER}/merged.json");
+    let out = run(root, &["merge", "out/r.json", "--out", &target]);
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("inside the recording"), "{stderr}");
+    assert!(!root.join(&target).exists());
+    assert!(fs::read(root.join(OTHER_EVENTS)).is_ok());
 }
 
 #[test]

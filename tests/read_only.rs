@@ -154,6 +154,31 @@ fn no_command_writes_inside_the_corpus_it_reads() {
         s(&baseline),
     ]));
     commands.push(owned(&[
+        "replay",
+        s(&copy),
+        "--shard",
+        "1/2",
+        "--format",
+        "json",
+        "--out",
+        s(&out.path().join("shard-1.json")),
+        "--tables-dir",
+        s(&out.path().join("tables-1")),
+    ]));
+    commands.push(owned(&[
+        "merge",
+        s(&baseline),
+        "--out",
+        s(&out.path().join("merged.json")),
+    ]));
+    commands.push(owned(&[
+        "gate",
+        "--from",
+        s(&baseline),
+        "--expect",
+        s(&expect),
+    ]));
+    commands.push(owned(&[
         "gate",
         s(&copy),
         "--expect",

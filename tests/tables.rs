@@ -2,7 +2,10 @@
 //! corpora, through the library and through `hindsight replay --format csv|parquet`.
 //!
 //! This is the only test binary that calls polars (each one that does is ~375 MB): keep
-//! polars-calling tests here.
+//! polars-calling tests here. So docs/SCALE.md's queries over the shards' Parquet files are
+//! checked here too (the rest of sharding is tests/shards.rs).
+
+mod common;
 
 use assert_cmd::Command;
 use hindsight::config::Config;
@@ -10,11 +13,13 @@ use hindsight::guards::registry;
 use hindsight::ingest::{discover, Policy};
 use hindsight::replay::replay_all;
 use hindsight::report::frames::{
-    guards_frame, runs_frame, write_tables, GUARDS_COLUMNS, RUNS_COLUMNS,
+    firings_frame, guards_frame, runs_frame, write_tables, FIRINGS_COLUMNS, GUARDS_COLUMNS,
+    RUNS_COLUMNS, TABLE_FILES,
 };
 use hindsight::report::Report;
 use polars::prelude::{DataFrame, DataType};
 use polars_io::prelude::{ParquetReader, SerReader};
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
@@ -88,6 +93,14 @@ fn guards_dtypes() -> Vec<DataType> {
     ]
 }
 
+fn firings_dtypes() -> Vec<DataType> {
+    use DataType::{String, UInt32, UInt64};
+    vec![
+        String, String, UInt32, String, String, UInt32, String, String, String, String, UInt64,
+        String,
+    ]
+}
+
 fn runs_dtypes() -> Vec<DataType> {
     use DataType::{Float64, String, UInt32, UInt64};
     vec![
@@ -148,6 +161,26 @@ fn column_names_and_types_are_the_documented_ones() {
     let runs = runs_frame(report()).unwrap();
     assert_eq!(names(&runs), RUNS_COLUMNS);
     assert_eq!(runs.dtypes(), runs_dtypes());
+    assert_eq!(
+        FIRINGS_COLUMNS,
+        [
+            "project",
+            "run_id",
+            "session",
+            "guard",
+            "work_order",
+            "turn",
+            "agent",
+            "action",
+            "effect",
+            "family",
+            "tokens_saved",
+            "detail",
+        ]
+    );
+    let firings = firings_frame(report()).unwrap();
+    assert_eq!(names(&firings), FIRINGS_COLUMNS);
+    assert_eq!(firings.dtypes(), firings_dtypes());
 }
 
 #[test]
@@ -294,17 +327,25 @@ fn tables_add_up_to_the_summary() {
     assert_eq!(combined, report.summary.tokens_saved_combined);
 }
 
-/// `write_tables` writes the four files; Parquet reads back identical, CSV has the header.
+/// `write_tables` writes the six files; Parquet reads back identical, CSV has the header.
 #[test]
 fn write_tables_round_trips_parquet_and_writes_csv() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("tables");
     let written = write_tables(report(), &out).expect("tables written");
-    let expected: Vec<PathBuf> = ["runs.csv", "guards.csv", "runs.parquet", "guards.parquet"]
-        .iter()
-        .map(|f| out.join(f))
-        .collect();
+    let expected: Vec<PathBuf> = [
+        "runs.csv",
+        "guards.csv",
+        "runs.parquet",
+        "guards.parquet",
+        "firings.csv",
+        "firings.parquet",
+    ]
+    .iter()
+    .map(|f| out.join(f))
+    .collect();
     assert_eq!(written, expected);
+    assert_eq!(TABLE_FILES.map(|f| out.join(f)).to_vec(), expected);
 
     for (frame, parquet, columns, dtypes) in [
         (
@@ -318,6 +359,12 @@ fn write_tables_round_trips_parquet_and_writes_csv() {
             &written[3],
             GUARDS_COLUMNS.as_slice(),
             guards_dtypes(),
+        ),
+        (
+            firings_frame(report()).unwrap(),
+            &written[5],
+            FIRINGS_COLUMNS.as_slice(),
+            firings_dtypes(),
         ),
     ] {
         let back = read_parquet(parquet);
@@ -343,6 +390,95 @@ fn write_tables_round_trips_parquet_and_writes_csv() {
     assert!(guards_csv.lines().any(|l| l.ends_with(&needle)), "{needle}");
     let never = format!("{MYACTUATOR_S2},2,stale_edit_recovery,WO-TD-01,false,,,0,false,0,,");
     assert!(guards_csv.lines().any(|l| l.ends_with(&never)), "{never}");
+    let firings_csv = std::fs::read(&written[4]).unwrap();
+    let back = read_csv(firings_csv);
+    assert_eq!(names(&back), FIRINGS_COLUMNS);
+    assert_eq!(back.height(), firing_count(report()));
+}
+
+/// A CSV table read back (quoted fields may hold line breaks: a guard's `detail`).
+fn read_csv(bytes: Vec<u8>) -> DataFrame {
+    use polars_io::prelude::CsvReader;
+    CsvReader::new(std::io::Cursor::new(bytes))
+        .finish()
+        .expect("CSV reads back")
+}
+
+fn firing_count(report: &Report) -> usize {
+    report.runs.iter().map(|r| r.firings.len()).sum()
+}
+
+/// One firing of the tables: (project, run, guard, turn, action, tokens saved).
+type FiringKey = (String, String, String, u32, String, u64);
+
+/// The firings a report lists, in the tables' order (project, run id; then the report's).
+fn report_firings(report: &Report) -> Vec<FiringKey> {
+    let mut runs: Vec<_> = report.runs.iter().collect();
+    runs.sort_by(|a, b| (&a.project, &a.run_id).cmp(&(&b.project, &b.run_id)));
+    runs.iter()
+        .flat_map(|r| {
+            r.firings.iter().map(|f| {
+                (
+                    r.project.clone(),
+                    r.run_id.clone(),
+                    f.guard.clone(),
+                    f.turn,
+                    f.action.clone(),
+                    f.tokens_saved,
+                )
+            })
+        })
+        .collect()
+}
+
+/// The firings a firings table holds, in its order.
+fn frame_firings(df: &DataFrame) -> Vec<FiringKey> {
+    (0..df.height())
+        .map(|i| {
+            (
+                str_at(df, "project", i).unwrap(),
+                str_at(df, "run_id", i).unwrap(),
+                str_at(df, "guard", i).unwrap(),
+                u32_at(df, "turn", i).unwrap(),
+                str_at(df, "action", i).unwrap(),
+                u64_at(df, "tokens_saved", i).unwrap(),
+            )
+        })
+        .collect()
+}
+
+/// One row per firing, the report's values, in the tables' order.
+#[test]
+fn the_firings_table_is_the_reports_firings() {
+    let df = firings_frame(report()).unwrap();
+    assert_eq!(df.height(), firing_count(report()));
+    assert_eq!(frame_firings(&df), report_firings(report()));
+    // myactuator session 2: the breaker's terminal abandon at turn 2 (cross-session carry).
+    let i = (0..df.height())
+        .find(|&i| {
+            str_at(&df, "run_id", i).as_deref() == Some(MYACTUATOR_S2)
+                && str_at(&df, "guard", i).as_deref() == Some("convergence_breaker")
+                && str_at(&df, "action", i).as_deref() == Some("abandon")
+        })
+        .expect("the breaker's abandon");
+    assert_eq!(u32_at(&df, "session", i), Some(2));
+    assert_eq!(str_at(&df, "work_order", i).as_deref(), Some("WO-3"));
+    assert_eq!(u32_at(&df, "turn", i), Some(2));
+    assert_eq!(str_at(&df, "agent", i).as_deref(), Some("main"));
+    assert_eq!(str_at(&df, "effect", i).as_deref(), Some("terminal"));
+    assert_eq!(u64_at(&df, "tokens_saved", i), Some(12_340));
+    // Nulls exactly where the report has none.
+    let family = df.column("family").unwrap().str().unwrap();
+    let detail = df.column("detail").unwrap().str().unwrap();
+    let fired: Vec<_> = {
+        let mut runs: Vec<_> = report().runs.iter().collect();
+        runs.sort_by(|a, b| (&a.project, &a.run_id).cmp(&(&b.project, &b.run_id)));
+        runs.into_iter().flat_map(|r| r.firings.iter()).collect()
+    };
+    for (i, f) in fired.iter().enumerate() {
+        assert_eq!(family.get(i), f.family.as_deref(), "row {i}");
+        assert_eq!(detail.get(i), f.detail.as_deref(), "row {i}");
+    }
 }
 
 fn hindsight() -> Command {
@@ -369,6 +505,96 @@ fn cli_csv_prints_the_run_by_guard_table() {
     assert!(text
         .lines()
         .any(|l| l.starts_with("corpora/myactuator,1783159200000-p7x2vd,2,convergence_breaker,")));
+}
+
+#[test]
+fn cli_csv_table_firings_prints_one_row_per_firing() {
+    let out = hindsight()
+        .args([
+            "replay", "corpora/", "--format", "csv", "--table", "firings",
+        ])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = String::from_utf8(out.stdout.clone()).unwrap();
+    let back = read_csv(out.stdout);
+    assert_eq!(names(&back), FIRINGS_COLUMNS);
+    assert_eq!(back.height(), firing_count(report()));
+    let abandon = "corpora/myactuator,1783159200000-p7x2vd,2,convergence_breaker,WO-3,2,main,\
+        abandon,terminal,";
+    assert!(text.lines().any(|l| l.starts_with(abandon)), "{abandon}");
+    // Only csv and parquet write a table.
+    let out = hindsight()
+        .args([
+            "replay", "corpora/", "--format", "json", "--table", "firings",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--table"));
+}
+
+/// docs/SCALE.md's worked example: the three shards' Parquet files, read with polars, hold
+/// the merged JSON report's firings, and give both query results the document shows.
+#[test]
+fn the_scale_example_parquet_files_hold_the_merged_reports_firings() {
+    let dir = tempfile::tempdir().unwrap();
+    common::scale_example(dir.path());
+    let merged: Report =
+        serde_json::from_slice(&std::fs::read(dir.path().join("report.json")).unwrap()).unwrap();
+    let table = |k: u32, name: &str| read_parquet(&dir.path().join(format!("tables-{k}/{name}")));
+    let mut firings = Vec::new();
+    let mut saved_by_guard: BTreeMap<String, u64> = BTreeMap::new();
+    let mut by_effect: BTreeMap<String, u64> = BTreeMap::new();
+    for k in 1..=3 {
+        let df = table(k, "firings.parquet");
+        assert_eq!(names(&df), FIRINGS_COLUMNS);
+        assert_eq!(df.dtypes(), firings_dtypes());
+        firings.extend(frame_firings(&df));
+        for i in 0..df.height() {
+            *by_effect
+                .entry(str_at(&df, "effect", i).unwrap())
+                .or_default() += 1;
+        }
+        let guards = table(k, "guards.parquet");
+        for i in 0..guards.height() {
+            *saved_by_guard
+                .entry(str_at(&guards, "guard", i).unwrap())
+                .or_default() += u64_at(&guards, "tokens_saved", i).unwrap();
+        }
+    }
+    // Shards hold whole projects, so their rows side by side sort into the merged order.
+    firings.sort_by(|a, b| (&a.0, &a.1).cmp(&(&b.0, &b.1)));
+    assert_eq!(firings, report_firings(&merged));
+    for g in &merged.summary.guards {
+        assert_eq!(saved_by_guard[&g.guard], g.tokens_saved, "{}", g.guard);
+    }
+    let doc = std::fs::read_to_string(corpora().join("../docs/SCALE.md")).unwrap();
+    let nonzero: BTreeMap<String, u64> =
+        saved_by_guard.into_iter().filter(|(_, v)| *v > 0).collect();
+    assert_eq!(doc_table(&doc, "| guard | tokens_saved |"), nonzero);
+    assert_eq!(doc_table(&doc, "| effect | firings |"), by_effect);
+}
+
+/// The rows of the two-column Markdown table of `doc` whose header line is `header`.
+fn doc_table(doc: &str, header: &str) -> BTreeMap<String, u64> {
+    let after = doc
+        .split_once(header)
+        .expect("the table in docs/SCALE.md")
+        .1;
+    after
+        .lines()
+        .skip(2) // the rest of the header line, the separator
+        .take_while(|l| l.starts_with('|'))
+        .map(|l| {
+            let cells: Vec<&str> = l.trim_matches('|').split('|').map(str::trim).collect();
+            (cells[0].to_string(), cells[1].parse().expect("a count"))
+        })
+        .collect()
 }
 
 #[test]

@@ -1,12 +1,12 @@
 //! `hindsight gate`: judge a replay against labels and/or a saved baseline, for CI.
 
-use super::input::Input;
-use super::{output, EXIT_OK};
+use super::input::{Input, REPLAY_ONLY};
+use super::{load_report, output, EXIT_OK};
 use crate::gate::{compare, judge, junit, score, GuardScore, Labels, Regression, Verdict};
-use crate::output::Entry;
+use crate::output::{Entry, Guard};
 use crate::report::tables::{cost_cell, thousands};
 use crate::report::Report;
-use anyhow::{bail, Context, Result};
+use anyhow::{bail, Result};
 use comfy_table::{presets, ContentArrangement, Table};
 use serde::Serialize;
 use std::io::Write;
@@ -19,12 +19,22 @@ pub const EXIT_REGRESSION: u8 = 1;
 #[command(
     after_help = "Examples:\n  hindsight gate corpora/ --expect corpora/expectations.json\n  \
     hindsight replay corpora/ --format json --out baseline.json\n  \
-    hindsight gate corpora/ --baseline baseline.json --tolerance 0.02 --junit gate.xml\n\n\
+    hindsight gate corpora/ --baseline baseline.json --tolerance 0.02 --junit gate.xml\n  \
+    hindsight merge shard-*.json --out report.json\n  \
+    hindsight gate --from report.json --expect corpora/expectations.json\n\n\
+    --from REPORT.json judges a saved JSON report (a merged one, any `replay --format json`) \
+    instead of replaying: the same verdicts, regressions and scores. It takes none of the \
+    replay's options (paths, --config, --set, --prices, --shard, ...): the report holds \
+    their outcome. Labels name runs by project path relative to the labels file, so run it \
+    from the folder the report was replayed in.\n\n\
     Exit codes: 0 clean, 1 regressions or failed expectations, 2 usage or input error."
 )]
 pub struct Args {
     #[command(flatten)]
     pub input: Input,
+    /// Judge this saved JSON report (`replay --format json`, `merge`) instead of replaying.
+    #[arg(long, value_name = "REPORT.json", conflicts_with_all = REPLAY_ONLY)]
+    pub from: Option<PathBuf>,
     /// Labels and per-guard expectations (docs/GATE.md).
     #[arg(long, visible_alias = "labels")]
     pub expect: Option<PathBuf>,
@@ -67,18 +77,10 @@ pub fn run(args: Args) -> Result<u8> {
     }
     let labels = args.expect.as_deref().map(Labels::load).transpose()?;
     let baseline = args.baseline.as_deref().map(load_report).transpose()?;
-    let config = args.input.config()?;
-    let prices = args.input.prices()?;
-    let projects = args.input.projects()?;
-    let guard = args.input.guard(
-        &projects,
-        &[args.expect.as_deref(), args.baseline.as_deref()],
-    );
-    if let Some(path) = &args.junit {
-        guard.check(path, Entry::Replaced)?;
-    }
-    let report = Report::of_runs(args.input.replay_reports(&projects, &config, &prices)?)
-        .with_unread(&projects.unread, &projects.skipped_files);
+    let (report, guard) = match &args.from {
+        Some(from) => from_report(from, &args)?,
+        None => replayed(&args)?,
+    };
     let outcome = Outcome {
         verdicts: labels
             .as_ref()
@@ -119,15 +121,32 @@ pub fn run(args: Args) -> Result<u8> {
     })
 }
 
-fn load_report(path: &std::path::Path) -> Result<Report> {
-    let text = std::fs::read_to_string(path)
-        .with_context(|| format!("{}: cannot read", path.display()))?;
-    serde_json::from_str(&text).with_context(|| {
-        format!(
-            "{}: not a `hindsight replay --format json` report",
-            path.display()
-        )
-    })
+/// The files gate reads besides the recorded runs.
+fn read_files(args: &Args) -> [Option<&std::path::Path>; 2] {
+    [args.expect.as_deref(), args.baseline.as_deref()]
+}
+
+/// The report of a saved JSON report (`--from`), and the guard over what gate reads.
+fn from_report(from: &std::path::Path, args: &Args) -> Result<(Report, Guard)> {
+    let guard = Guard::new(read_files(args).into_iter().flatten().chain([from]));
+    if let Some(path) = &args.junit {
+        guard.check(path, Entry::Replaced)?;
+    }
+    Ok((load_report(from)?, guard))
+}
+
+/// The report of replaying the paths given, and the guard over what gate reads.
+fn replayed(args: &Args) -> Result<(Report, Guard)> {
+    let config = args.input.config()?;
+    let prices = args.input.prices()?;
+    let projects = args.input.projects()?;
+    let guard = args.input.guard(&projects, &read_files(args));
+    if let Some(path) = &args.junit {
+        guard.check(path, Entry::Replaced)?;
+    }
+    let report = Report::of_runs(args.input.replay_reports(&projects, &config, &prices)?)
+        .with_unread(&projects.unread, &projects.skipped_files);
+    Ok((report, guard))
 }
 
 fn table(headers: Vec<&str>) -> Table {

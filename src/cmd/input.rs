@@ -9,6 +9,7 @@ use crate::ingest::{
 use crate::output::Guard;
 use crate::replay::{replay_each, RunReplay};
 use crate::report::RunReport;
+use crate::shard::Shard;
 use anyhow::{Context, Result};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use std::collections::BTreeMap;
@@ -48,7 +49,26 @@ pub struct Input {
     #[arg(long, value_name = "MIB", default_value_t = Limits::DEFAULT_DOCUMENT_MIB,
           value_parser = clap::value_parser!(u64).range(1..=4095))]
     pub max_document_mib: u64,
+    /// Replay only shard K of N (1 <= K <= N): the projects whose name hashes (FNV-1a 64,
+    /// modulo N) to K-1; whole projects, the same split on every machine (docs/SCALE.md).
+    /// Combine the shards' JSON reports with `hindsight merge`.
+    #[arg(long, value_name = "K/N")]
+    pub shard: Option<Shard>,
 }
+
+/// The arguments of [`Input`] that only a replay uses: refused next to `--from REPORT.json`
+/// (`gate`, `report`), which reads a saved report instead.
+pub const REPLAY_ONLY: [&str; 9] = [
+    "paths",
+    "config",
+    "set",
+    "strict",
+    "prices",
+    "input_format",
+    "max_line_mib",
+    "max_document_mib",
+    "shard",
+];
 
 /// The projects found under the paths given, and the paths that could not be read (each
 /// warned about once; under `--strict` the first one is the error instead).
@@ -104,11 +124,19 @@ impl Input {
         })
     }
 
-    /// The projects under `paths`. A path that cannot be read, and a file that looks like a
-    /// recorded run without being one, is warned about and listed (lenient) or is the error
-    /// (`--strict`).
+    /// The projects under `paths` (of `--shard` only, when given). A path that cannot be
+    /// read, and a file that looks like a recorded run without being one, is warned about
+    /// and listed (lenient) or is the error (`--strict`); both are the same in every shard.
     pub fn projects(&self) -> Result<Inputs> {
-        let found = discover_with(&self.paths, self.input_format, self.limits())?;
+        let mut found = discover_with(&self.paths, self.input_format, self.limits())?;
+        if let Some(shard) = self.shard {
+            let all = found.projects.len();
+            found.projects.retain(|p| shard.holds(&p.name));
+            eprintln!(
+                "note: shard {shard}: {} of {all} projects",
+                found.projects.len()
+            );
+        }
         let mut unread = Problems::default();
         for problem in found.problems {
             unread.record(self.policy(), problem)?;

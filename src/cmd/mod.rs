@@ -8,6 +8,7 @@ pub mod gate;
 pub mod guards;
 pub mod import;
 pub mod input;
+pub mod merge;
 pub mod replay;
 pub mod report;
 pub mod sweep;
@@ -28,7 +29,9 @@ pub const EXIT_INPUT: u8 = 2;
         hindsight reads recorded runs (.omnius/ dumps), re-runs the harness guards (work orders) \
         over each trajectory, and reports which guard would have fired at which turn and how many \
         tokens it would have saved.",
-    after_help = "Examples:\n  hindsight replay corpora/\n  hindsight replay runs/ --format json --out report.json\n  hindsight guards\n  hindsight gate corpora/ --expect corpora/expectations.json\n  hindsight sweep corpora/ --expect corpora/expectations.json --param breaker.abandon=3..8\n\n\
+    after_help = "Examples:\n  hindsight replay corpora/\n  hindsight replay runs/ --format json --out report.json\n  hindsight guards\n  hindsight gate corpora/ --expect corpora/expectations.json\n  hindsight sweep corpora/ --expect corpora/expectations.json --param breaker.abandon=3..8\n  \
+        hindsight replay corpora/ --shard 2/3 --format json --out shard-2.json\n  \
+        hindsight merge shard-1.json shard-2.json shard-3.json --out report.json\n\n\
         Exit codes: 0 success, 1 findings a command was asked to fail on, 2 usage or input error."
 )]
 pub struct Cli {
@@ -50,6 +53,8 @@ pub enum Command {
     Report(report::Args),
     /// Write any supported input (Claude Code, pi, SWE-bench trajectories...) as `.omnius/`.
     Import(import::Args),
+    /// Combine the JSON reports of `--shard K/N` replays into the unsharded report.
+    Merge(merge::Args),
     Synth(synth::Args),
 }
 
@@ -61,6 +66,7 @@ pub fn run(cli: Cli) -> ExitCode {
         Command::Sweep(args) => sweep::run(args),
         Command::Report(args) => report::run(args),
         Command::Import(args) => import::run(args),
+        Command::Merge(args) => merge::run(args),
         Command::Synth(args) => synth::run(args),
     };
     match code {
@@ -88,4 +94,17 @@ pub fn output(file: Option<std::fs::File>) -> Box<dyn std::io::Write> {
         Some(f) => Box::new(std::io::BufWriter::new(f)),
         None => Box::new(std::io::BufWriter::new(std::io::stdout().lock())),
     }
+}
+
+/// A saved JSON report (`replay --format json`, `merge`, `report`'s `report.json`).
+pub fn load_report(path: &std::path::Path) -> anyhow::Result<crate::report::Report> {
+    use anyhow::Context;
+    let text = std::fs::read_to_string(path)
+        .with_context(|| format!("{}: cannot read", path.display()))?;
+    serde_json::from_str(&text).with_context(|| {
+        format!(
+            "{}: not a `hindsight replay --format json` report",
+            path.display()
+        )
+    })
 }

@@ -7,8 +7,9 @@ use crate::config::Config;
 use crate::cost::Prices;
 use crate::output::{Entry, Staged};
 use crate::replay::RunReplay;
+use crate::report::frames::{write_tables, TableKind};
 use crate::report::json::JsonStream;
-use crate::report::{render, Format, Report, RunReport, SummaryBuilder, UnreadReport};
+use crate::report::{render_table, Format, Report, RunReport, SummaryBuilder, UnreadReport};
 use anyhow::{bail, Context, Result};
 use std::io::Write;
 use std::path::PathBuf;
@@ -20,10 +21,18 @@ use std::path::PathBuf;
     hindsight replay corpora/ --set convergence_breaker.abandon=4\n  \
     hindsight replay corpora/ --format csv --out guards.csv\n  \
     hindsight replay corpora/ --format parquet --out guards.parquet\n  \
-    hindsight replay sessions/ --prices model_prices.json\n\n\
-    csv and parquet write one row per (run, guard): project, run_id, session, guard, \
-    work_order, fired, first_fire_turn, first_action, firings, terminal, tokens_saved, \
-    cost_saved_usd, run_cost_usd. parquet is binary and needs --out."
+    hindsight replay sessions/ --prices model_prices.json\n  \
+    hindsight replay corpora/ --format csv --table firings\n  \
+    hindsight replay corpora/ --shard 2/3 --format json --out shard-2.json --tables-dir tables-2/\n\n\
+    csv and parquet write one corpus table (--table): guards (the default), one row per \
+    (run, guard): project, run_id, session, guard, work_order, fired, first_fire_turn, \
+    first_action, firings, terminal, tokens_saved, cost_saved_usd, run_cost_usd; runs, one \
+    row per run; firings, one row per firing: project, run_id, session, guard, work_order, \
+    turn, agent, action, effect, family, tokens_saved, detail. parquet is binary and needs \
+    --out. --tables-dir DIR writes all three as CSV and Parquet besides the report \
+    (runs.csv, guards.csv, firings.csv, and .parquet).\n\n\
+    --shard K/N replays the projects of shard K only; `hindsight merge` puts the shards' \
+    JSON reports back together (docs/SCALE.md)."
 )]
 pub struct Args {
     #[command(flatten)]
@@ -33,11 +42,22 @@ pub struct Args {
     /// Write the report here instead of stdout (required for parquet).
     #[arg(long)]
     pub out: Option<PathBuf>,
+    /// The corpus table `--format csv` and `parquet` write (default: guards).
+    #[arg(long, value_enum)]
+    pub table: Option<TableKind>,
+    /// Also write the runs, guards and firings tables, as CSV and Parquet, into this folder.
+    #[arg(long, value_name = "DIR")]
+    pub tables_dir: Option<PathBuf>,
 }
 
 pub fn run(args: Args) -> Result<u8> {
     if args.format.is_binary() && args.out.is_none() {
         bail!("--format parquet writes a binary file: give it one with --out FILE");
+    }
+    if args.table.is_some() && !matches!(args.format, Format::Csv | Format::Parquet) {
+        bail!(
+            "--table picks the table of --format csv or parquet; --tables-dir DIR writes them all"
+        );
     }
     let config = args.input.config()?;
     let prices = args.input.prices()?;
@@ -45,6 +65,9 @@ pub fn run(args: Args) -> Result<u8> {
     let guard = args.input.guard(&projects, &[]);
     if let Some(out) = &args.out {
         guard.check(out, Entry::Replaced)?;
+    }
+    if let Some(dir) = &args.tables_dir {
+        guard.check_tree(dir, Entry::Replaced)?;
     }
     // A replay stopped by a bad record (--strict) leaves no half-written report behind.
     let mut staged = args
@@ -74,7 +97,8 @@ pub fn run(args: Args) -> Result<u8> {
 
 /// Replays and writes the report. JSON is written as the replay goes, each run's entry
 /// once every run before it is done, so memory holds the summary, not the runs (issue
-/// #13); the other formats lay out tables over every run and are written at the end.
+/// #13); the other formats, and `--tables-dir`, lay out tables over every run and are
+/// written at the end.
 fn write_report(
     args: &Args,
     projects: &Inputs,
@@ -82,10 +106,17 @@ fn write_report(
     prices: &Prices,
     out: &mut dyn Write,
 ) -> Result<()> {
-    if args.format != Format::Json {
+    if args.format != Format::Json || args.tables_dir.is_some() {
         let runs = args.input.replay_reports(projects, config, prices)?;
-        let report = Report::of_runs(runs).with_unread(&projects.unread, &projects.skipped_files);
-        return Ok(render(&report, args.format, out)?);
+        let report = Report::of_runs(runs)
+            .with_unread(&projects.unread, &projects.skipped_files)
+            .with_shard(args.input.shard);
+        let table = args.table.unwrap_or_default();
+        render_table(&report, args.format, table, out)?;
+        if let Some(dir) = &args.tables_dir {
+            write_tables(&report, dir)?;
+        }
+        return Ok(());
     }
     let mut stream = JsonStream::begin_current(out)?;
     let mut summary = SummaryBuilder::default();
@@ -103,5 +134,5 @@ fn write_report(
     let input = UnreadReport::of(&projects.unread, &projects.skipped_files);
     let mut summary = summary.finish();
     summary.count_unread(&input);
-    Ok(stream.finish(&summary, &input)?)
+    Ok(stream.finish(&summary, &input, args.input.shard.as_ref())?)
 }

@@ -4,12 +4,13 @@
 //! tables as CSV and Parquet, and the JSON report; with `--expect`, a threshold sweep
 //! chart as well.
 
-use super::input::Input;
+use super::input::{Input, REPLAY_ONLY};
 use super::sweep::{parse_params, sweep_points};
-use super::EXIT_OK;
+use super::{load_report, EXIT_OK};
 use crate::gate::sweep::Point;
 use crate::gate::Labels;
 use crate::output::{Entry, Guard};
+use crate::replay::RunReplay;
 use crate::report::charts::{self, ChartData, ChartFile, ChartKind, SweepPoint};
 use crate::report::review::{self, DataFile, Figure, Section};
 use crate::report::{frames, Report};
@@ -20,12 +21,26 @@ use std::path::{Path, PathBuf};
 #[derive(Debug, clap::Args)]
 #[command(
     after_help = "Examples:\n  hindsight report corpora/ --out-dir reports/corpora --expect corpora/expectations.json\n  \
-    hindsight report runs/ --out-dir /tmp/review --per-run 5\n\n\
-    Writes report.md, report.html, report.json, charts/*.svg|png and tables/*.csv|parquet."
+    hindsight report runs/ --out-dir /tmp/review --per-run 5\n  \
+    hindsight report --from merged.json --out-dir review/\n\n\
+    Writes report.md, report.html, report.json, charts/*.svg|png and tables/*.csv|parquet \
+    (runs, guards, firings).\n\n\
+    --from REPORT.json builds the review from a saved JSON report (a merged one, any \
+    `replay --format json`) instead of replaying: the corpus charts (savings, first fire), \
+    the tables, report.md/html/json. The per-run charts (tokens by turn, convergence) need \
+    the replay's turn-by-turn figures, which no report holds: they are left out, with a \
+    note. --expect (the sweep chart replays the corpus at every setting), --param, \
+    --per-run and the replay's options (paths, --config, --set, --prices, --shard, ...) are \
+    refused next to --from."
 )]
 pub struct Args {
     #[command(flatten)]
     pub input: Input,
+    /// Build the review from this saved JSON report (`replay --format json`, `merge`)
+    /// instead of replaying; no per-run charts, no sweep chart.
+    #[arg(long, value_name = "REPORT.json", conflicts_with_all = REPLAY_ONLY,
+          conflicts_with_all = ["expect", "params", "per_run"])]
+    pub from: Option<PathBuf>,
     /// The folder to write (created if missing; files in it are replaced).
     #[arg(long)]
     pub out_dir: PathBuf,
@@ -41,14 +56,18 @@ pub struct Args {
 }
 
 pub fn run(args: Args) -> Result<u8> {
+    if let Some(from) = &args.from {
+        return from_report(from, &args.out_dir);
+    }
     let config = args.input.config()?;
     let prices = args.input.prices()?;
     let projects = args.input.projects()?;
     let guard = args.input.guard(&projects, &[args.expect.as_deref()]);
     guard.check(&args.out_dir, Entry::Followed)?;
     let runs = args.input.replay(&projects, &config)?;
-    let report =
-        Report::build(&runs, &prices).with_unread(&projects.unread, &projects.skipped_files);
+    let report = Report::build(&runs, &prices)
+        .with_unread(&projects.unread, &projects.skipped_files)
+        .with_shard(args.input.shard);
     let sweep = match &args.expect {
         Some(path) => {
             let labels = Labels::load(path)?;
@@ -67,6 +86,23 @@ pub fn run(args: Args) -> Result<u8> {
     );
     write_folder(&guard, &args.out_dir, &report, &data)?;
     eprintln!("wrote {}", args.out_dir.join("report.html").display());
+    Ok(EXIT_OK)
+}
+
+/// The review of a saved report (`--from`): the corpus charts and the tables; the per-run
+/// charts need a replay's turn-by-turn figures, so there are none.
+fn from_report(from: &Path, out_dir: &Path) -> Result<u8> {
+    let guard = Guard::new([from]);
+    guard.check(out_dir, Entry::Followed)?;
+    let report = load_report(from)?;
+    eprintln!(
+        "note: --from {}: no per-run charts (they need a replay's turn-by-turn figures)",
+        from.display()
+    );
+    let no_runs: &[RunReplay] = &[];
+    let data = ChartData::build(no_runs, &report, &Default::default(), &[], None);
+    write_folder(&guard, out_dir, &report, &data)?;
+    eprintln!("wrote {}", out_dir.join("report.html").display());
     Ok(EXIT_OK)
 }
 

@@ -1,10 +1,10 @@
 //! CSV: a corpus table ([`super::frames`]) as comma-separated values with a header line.
 //!
-//! `hindsight replay --format csv` writes the run × guard table ([`guards_frame`]); nulls
-//! (a guard that never fired has no first turn or action) are empty fields, booleans are
-//! `true`/`false`.
+//! `hindsight replay --format csv` writes the run × guard table ([`TableKind::Guards`];
+//! `--table` picks another); nulls (a guard that never fired has no first turn or action)
+//! are empty fields, booleans are `true`/`false`.
 
-use super::frames::{create, guards_frame, io_error, TablesError};
+use super::frames::{create, io_error, TableKind, TablesError};
 use super::Report;
 use polars::prelude::{DataFrame, PolarsResult};
 use polars_io::prelude::{CsvWriter, SerWriter};
@@ -18,7 +18,12 @@ pub fn write(df: &mut DataFrame, out: &mut dyn Write) -> PolarsResult<()> {
 
 /// Writes the run × guard table of `report` as CSV (`--format csv`).
 pub fn render(report: &Report, out: &mut dyn Write) -> std::io::Result<()> {
-    let mut df = guards_frame(report).map_err(io_error)?;
+    render_table(report, TableKind::Guards, out)
+}
+
+/// Writes the table `kind` of `report` as CSV (`--format csv --table KIND`).
+pub fn render_table(report: &Report, kind: TableKind, out: &mut dyn Write) -> std::io::Result<()> {
+    let mut df = kind.frame(report).map_err(io_error)?;
     write(&mut df, out).map_err(io_error)
 }
 

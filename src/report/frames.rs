@@ -1,18 +1,21 @@
-//! The corpus tables: a [`Report`] as two polars [`DataFrame`]s, for analysis outside
+//! The corpus tables: a [`Report`] as three polars [`DataFrame`]s, for analysis outside
 //! hindsight (CSV and Parquet, [`super::csv`] and [`super::parquet`]).
 //!
 //! - [`runs_frame`]: one row per run (session) replayed.
 //! - [`guards_frame`]: one row per (run × registered guard), every guard of the registry
 //!   whether it fired or not, so a table of N runs has N × `registry().len()` rows and a
 //!   guard that never fires still shows as a row of zeros.
+//! - [`firings_frame`]: one row per firing, as the JSON report's `runs[].firings` lists
+//!   them. The tables of several shards (`--shard K/N`) hold disjoint rows, so they can be
+//!   queried together (DuckDB, Spark, DataFusion; docs/SCALE.md).
 //!
-//! Both are ordered by `project`, then `run_id`; the guard rows of a run follow the
-//! registry's order ([`crate::guards::registry`]). The values are the report's: nothing
-//! here computes savings.
+//! All are ordered by `project`, then `run_id`; the guard rows of a run follow the
+//! registry's order ([`crate::guards::registry`]), its firing rows the report's (replay
+//! order). The values are the report's: nothing here computes savings.
 //!
 //! The column names, their order and their types are the stable public interface (the
-//! names are in [`col`], the orders in [`RUNS_COLUMNS`] and [`GUARDS_COLUMNS`]); adding a
-//! column at the end is compatible, anything else is not.
+//! names are in [`col`], the orders in [`RUNS_COLUMNS`], [`GUARDS_COLUMNS`] and
+//! [`FIRINGS_COLUMNS`]); adding a column at the end is compatible, anything else is not.
 //!
 //! `guards_frame`:
 //!
@@ -56,6 +59,26 @@
 //! | `cost_usd` | f64, null if no request is priced | dollars over the priced requests |
 //! | `cost_saved_usd_combined` | f64, null if no request is priced | dollars all guards together would have saved |
 //! | `cost_unpriced_tokens` | u64 | tokens of requests whose model has no price |
+//!
+//! `firings_frame`:
+//!
+//! | column | type | meaning |
+//! |---|---|---|
+//! | `project` | str | project name |
+//! | `run_id` | str | the run (session) id |
+//! | `session` | u32 | 1-based session number within the project |
+//! | `guard` | str | guard id |
+//! | `work_order` | str | the guard's work order |
+//! | `turn` | u32 | turn the guard fired at |
+//! | `agent` | str | the agent thread it fired on (`main`, or a sub-agent's name) |
+//! | `action` | str | what the guard would have done |
+//! | `effect` | str | `terminal`, `advisory`, `suppress` or `shrink` |
+//! | `family` | str, null if none | the failure family it names |
+//! | `tokens_saved` | u64 | tokens this firing would have saved (docs/COUNTERFACTUAL.md) |
+//! | `detail` | str, null if none | the guard's note on this firing |
+//!
+//! The firings table has no dollar column: savings are priced per guard and run, not per
+//! firing (`guards_frame`'s `cost_saved_usd`).
 
 use super::{Report, RunReport};
 use crate::guards::registry;
@@ -93,6 +116,12 @@ pub mod col {
     pub const COST_USD: &str = "cost_usd";
     pub const COST_SAVED_USD_COMBINED: &str = "cost_saved_usd_combined";
     pub const COST_UNPRICED_TOKENS: &str = "cost_unpriced_tokens";
+    pub const TURN: &str = "turn";
+    pub const AGENT: &str = "agent";
+    pub const ACTION: &str = "action";
+    pub const EFFECT: &str = "effect";
+    pub const FAMILY: &str = "family";
+    pub const DETAIL: &str = "detail";
 }
 
 /// The columns of [`guards_frame`], in order.
@@ -136,8 +165,54 @@ pub const RUNS_COLUMNS: [&str; 20] = [
     col::COST_UNPRICED_TOKENS,
 ];
 
+/// The columns of [`firings_frame`], in order.
+pub const FIRINGS_COLUMNS: [&str; 12] = [
+    col::PROJECT,
+    col::RUN_ID,
+    col::SESSION,
+    col::GUARD,
+    col::WORK_ORDER,
+    col::TURN,
+    col::AGENT,
+    col::ACTION,
+    col::EFFECT,
+    col::FAMILY,
+    col::TOKENS_SAVED,
+    col::DETAIL,
+];
+
 /// File names [`write_tables`] writes, in order.
-pub const TABLE_FILES: [&str; 4] = ["runs.csv", "guards.csv", "runs.parquet", "guards.parquet"];
+pub const TABLE_FILES: [&str; 6] = [
+    "runs.csv",
+    "guards.csv",
+    "runs.parquet",
+    "guards.parquet",
+    "firings.csv",
+    "firings.parquet",
+];
+
+/// A corpus table, by name (`hindsight replay --format csv|parquet --table NAME`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, clap::ValueEnum)]
+pub enum TableKind {
+    /// One row per run ([`runs_frame`]).
+    Runs,
+    /// One row per (run, guard) ([`guards_frame`]).
+    #[default]
+    Guards,
+    /// One row per firing ([`firings_frame`]).
+    Firings,
+}
+
+impl TableKind {
+    /// The table of `report`.
+    pub fn frame(self, report: &Report) -> PolarsResult<DataFrame> {
+        match self {
+            TableKind::Runs => runs_frame(report),
+            TableKind::Guards => guards_frame(report),
+            TableKind::Firings => firings_frame(report),
+        }
+    }
+}
 
 /// The report's runs ordered by project, then run id (stable: equal keys keep the
 /// report's order).
@@ -283,6 +358,58 @@ pub fn runs_frame(report: &Report) -> PolarsResult<DataFrame> {
     )
 }
 
+/// One row per firing; see the module documentation for the columns.
+pub fn firings_frame(report: &Report) -> PolarsResult<DataFrame> {
+    let runs = ordered_runs(report);
+    let rows: usize = runs.iter().map(|r| r.firings.len()).sum();
+    let mut project = Vec::with_capacity(rows);
+    let mut run_id = Vec::with_capacity(rows);
+    let mut session = Vec::with_capacity(rows);
+    let mut guard = Vec::with_capacity(rows);
+    let mut work_order = Vec::with_capacity(rows);
+    let mut turn = Vec::with_capacity(rows);
+    let mut agent = Vec::with_capacity(rows);
+    let mut action = Vec::with_capacity(rows);
+    let mut effect = Vec::with_capacity(rows);
+    let mut family: Vec<Option<&str>> = Vec::with_capacity(rows);
+    let mut tokens_saved = Vec::with_capacity(rows);
+    let mut detail: Vec<Option<&str>> = Vec::with_capacity(rows);
+    for run in runs {
+        let run_session = to_u32(run.session, "session", run)?;
+        for f in &run.firings {
+            project.push(run.project.as_str());
+            run_id.push(run.run_id.as_str());
+            session.push(run_session);
+            guard.push(f.guard.as_str());
+            work_order.push(f.work_order.as_str());
+            turn.push(f.turn);
+            agent.push(f.agent.as_str());
+            action.push(f.action.as_str());
+            effect.push(f.effect.as_str());
+            family.push(f.family.as_deref());
+            tokens_saved.push(f.tokens_saved);
+            detail.push(f.detail.as_deref());
+        }
+    }
+    DataFrame::new(
+        rows,
+        vec![
+            Column::new(col::PROJECT.into(), project),
+            Column::new(col::RUN_ID.into(), run_id),
+            Column::new(col::SESSION.into(), session),
+            Column::new(col::GUARD.into(), guard),
+            Column::new(col::WORK_ORDER.into(), work_order),
+            Column::new(col::TURN.into(), turn),
+            Column::new(col::AGENT.into(), agent),
+            Column::new(col::ACTION.into(), action),
+            Column::new(col::EFFECT.into(), effect),
+            Column::new(col::FAMILY.into(), family),
+            Column::new(col::TOKENS_SAVED.into(), tokens_saved),
+            Column::new(col::DETAIL.into(), detail),
+        ],
+    )
+}
+
 /// Why [`write_tables`] could not write the tables.
 #[derive(Debug, thiserror::Error)]
 pub enum TablesError {
@@ -302,22 +429,26 @@ pub enum TablesError {
     },
 }
 
-/// Writes both tables into `dir` (created if missing) as [`TABLE_FILES`]: `runs.csv`,
-/// `guards.csv`, `runs.parquet`, `guards.parquet`. Returns the paths written, in that
-/// order.
+/// Writes the three tables into `dir` (created if missing) as [`TABLE_FILES`]:
+/// `runs.csv`, `guards.csv`, `runs.parquet`, `guards.parquet`, `firings.csv`,
+/// `firings.parquet`. Returns the paths written, in that order.
 pub fn write_tables(report: &Report, dir: &Path) -> Result<Vec<PathBuf>, TablesError> {
     let mut runs = runs_frame(report).map_err(TablesError::Build)?;
     let mut guards = guards_frame(report).map_err(TablesError::Build)?;
+    let mut firings = firings_frame(report).map_err(TablesError::Build)?;
     crate::output::create_dir(dir).map_err(|source| TablesError::Create {
         path: dir.to_path_buf(),
         source,
     })?;
-    let [runs_csv, guards_csv, runs_parquet, guards_parquet] = TABLE_FILES.map(|f| dir.join(f));
-    super::csv::write_file(&mut runs, &runs_csv)?;
-    super::csv::write_file(&mut guards, &guards_csv)?;
-    super::parquet::write_file(&mut runs, &runs_parquet)?;
-    super::parquet::write_file(&mut guards, &guards_parquet)?;
-    Ok(vec![runs_csv, guards_csv, runs_parquet, guards_parquet])
+    let paths = TABLE_FILES.map(|f| dir.join(f));
+    let [runs_csv, guards_csv, runs_parquet, guards_parquet, firings_csv, firings_parquet] = &paths;
+    super::csv::write_file(&mut runs, runs_csv)?;
+    super::csv::write_file(&mut guards, guards_csv)?;
+    super::parquet::write_file(&mut runs, runs_parquet)?;
+    super::parquet::write_file(&mut guards, guards_parquet)?;
+    super::csv::write_file(&mut firings, firings_csv)?;
+    super::parquet::write_file(&mut firings, firings_parquet)?;
+    Ok(paths.to_vec())
 }
 
 /// Creates `path` as a new file ([`crate::output::create_file`]), with the error

@@ -6,6 +6,7 @@
 //! the same pieces, so the bytes are those of `serde_json`'s pretty printer either way.
 
 use super::{Report, RunReport, Summary, UnreadReport, REPORT_FORMAT};
+use crate::shard::Shard;
 use serde::Serialize;
 use std::io::Write;
 
@@ -14,7 +15,7 @@ pub fn render(report: &Report, out: &mut dyn Write) -> std::io::Result<()> {
     for run in &report.runs {
         stream.run(run)?;
     }
-    stream.finish(&report.summary, &report.input)
+    stream.finish(&report.summary, &report.input, report.shard.as_ref())
 }
 
 /// A JSON report being written.
@@ -44,8 +45,14 @@ impl<'w> JsonStream<'w> {
         Ok(())
     }
 
-    /// Closes the `runs` array and writes the summary and the input section.
-    pub fn finish(self, summary: &Summary, input: &UnreadReport) -> std::io::Result<()> {
+    /// Closes the `runs` array and writes the summary, the input section and, for a
+    /// shard's report, the shard.
+    pub fn finish(
+        self,
+        summary: &Summary,
+        input: &UnreadReport,
+        shard: Option<&Shard>,
+    ) -> std::io::Result<()> {
         let out = self.out;
         if self.runs > 0 {
             out.write_all(b"\n  ")?;
@@ -54,6 +61,10 @@ impl<'w> JsonStream<'w> {
         nested(&mut *out, summary, "  ")?;
         out.write_all(b",\n  \"input\": ")?;
         nested(&mut *out, input, "  ")?;
+        if let Some(shard) = shard {
+            out.write_all(b",\n  \"shard\": ")?;
+            nested(&mut *out, shard, "  ")?;
+        }
         out.write_all(b"\n}\n")
     }
 }
@@ -95,13 +106,15 @@ mod tests {
             runs,
             summary,
             input: UnreadReport::default(),
+            shard: None,
         }
     }
 
     #[test]
     fn piece_by_piece_is_the_pretty_printers_bytes() {
-        for n in [0, 1, 3] {
-            let report = report(n);
+        for (n, shard) in [(0, None), (1, None), (3, Some((2, 3)))] {
+            let mut report = report(n);
+            report.shard = shard.map(|(index, count)| Shard { index, count });
             let mut streamed = Vec::new();
             render(&report, &mut streamed).expect("writes");
             let mut whole = serde_json::to_vec_pretty(&report).expect("serializes");

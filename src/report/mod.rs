@@ -10,6 +10,7 @@ pub mod csv;
 pub mod frames;
 pub mod json;
 pub mod markdown;
+pub mod merge;
 pub mod parquet;
 pub mod review;
 mod summary;
@@ -36,6 +37,10 @@ pub struct Report {
     /// Paths skipped before any run was read (docs/FORMAT.md, *Bad input*).
     #[serde(default)]
     pub input: UnreadReport,
+    /// The shard this report replayed (`--shard K/N`); absent for a whole corpus, and so
+    /// in a merged report ([`merge`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub shard: Option<crate::shard::Shard>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
@@ -200,15 +205,27 @@ impl Report {
             runs,
             summary,
             input: UnreadReport::default(),
+            shard: None,
         }
     }
 
     /// Adds the paths discovery could not read, listed under `input.problems` and counted
     /// in `summary.skipped_records` so every report notes them, and the look-alike files it
     /// did not read (`input.skipped_files`).
-    pub fn with_unread(mut self, unread: &Problems, skipped_files: &[SkippedFile]) -> Self {
-        self.input = UnreadReport::of(unread, skipped_files);
-        self.summary.count_unread(&self.input);
+    pub fn with_unread(self, unread: &Problems, skipped_files: &[SkippedFile]) -> Self {
+        self.with_input(UnreadReport::of(unread, skipped_files))
+    }
+
+    /// [`Report::with_unread`] from the section itself.
+    fn with_input(mut self, input: UnreadReport) -> Self {
+        self.summary.count_unread(&input);
+        self.input = input;
+        self
+    }
+
+    /// Notes the shard replayed (`--shard K/N`), so [`merge`] can tell a missing one.
+    pub fn with_shard(mut self, shard: Option<crate::shard::Shard>) -> Self {
+        self.shard = shard;
         self
     }
 }
@@ -346,9 +363,9 @@ pub enum Format {
     Table,
     Json,
     Markdown,
-    /// The run × guard table as CSV (`frames::guards_frame`).
+    /// A corpus table as CSV (`--table`: the run × guard table by default).
     Csv,
-    /// The run × guard table as Parquet (binary: write it to a file).
+    /// A corpus table as Parquet (binary: write it to a file).
     Parquet,
 }
 
@@ -356,6 +373,21 @@ impl Format {
     /// Binary output, not for a terminal.
     pub fn is_binary(self) -> bool {
         matches!(self, Format::Parquet)
+    }
+}
+
+/// [`render`], with `table` the corpus table [`Format::Csv`] and [`Format::Parquet`]
+/// write (the other formats write the whole report).
+pub fn render_table(
+    report: &Report,
+    format: Format,
+    table: frames::TableKind,
+    out: &mut dyn std::io::Write,
+) -> std::io::Result<()> {
+    match format {
+        Format::Csv => csv::render_table(report, table, out),
+        Format::Parquet => parquet::render_table(report, table, out),
+        _ => render(report, format, out),
     }
 }
 

@@ -4,7 +4,7 @@
 //! polars' `ParquetWriter` needs only [`Write`] (no `Seek`): the footer is written last.
 //! Parquet is binary, so `hindsight replay --format parquet` requires `--out FILE`.
 
-use super::frames::{create, guards_frame, io_error, TablesError};
+use super::frames::{create, io_error, TableKind, TablesError};
 use super::Report;
 use polars::prelude::{DataFrame, PolarsResult};
 use polars_io::prelude::ParquetWriter;
@@ -18,7 +18,12 @@ pub fn write(df: &mut DataFrame, out: &mut dyn Write) -> PolarsResult<u64> {
 
 /// Writes the run × guard table of `report` as Parquet (`--format parquet`).
 pub fn render(report: &Report, out: &mut dyn Write) -> std::io::Result<()> {
-    let mut df = guards_frame(report).map_err(io_error)?;
+    render_table(report, TableKind::Guards, out)
+}
+
+/// Writes the table `kind` of `report` as Parquet (`--format parquet --table KIND`).
+pub fn render_table(report: &Report, kind: TableKind, out: &mut dyn Write) -> std::io::Result<()> {
+    let mut df = kind.frame(report).map_err(io_error)?;
     write(&mut df, out).map(drop).map_err(io_error)
 }
 

@@ -124,3 +124,36 @@ pub fn fixture_files(dir: &str, suffix: &str) -> Vec<(String, std::path::PathBuf
     out.sort();
     out
 }
+
+/// The worked example of docs/SCALE.md, run: each `hindsight` line of the `sh` block under
+/// its *Worked example* heading, in `dir`, with `corpora/` there a link to the shipped one
+/// (so the projects keep the names `corpora/...` and everything written lands in `dir`).
+/// Panics, naming the command, when one fails.
+pub fn scale_example(dir: &std::path::Path) {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let doc = std::fs::read_to_string(root.join("docs/SCALE.md")).expect("docs/SCALE.md");
+    let after = doc
+        .split_once("## Worked example\n")
+        .expect("a Worked example heading")
+        .1;
+    let block = after.split_once("```sh\n").expect("an sh block").1;
+    let block = block.split_once("```").expect("a closed block").0;
+    std::os::unix::fs::symlink(root.join("corpora"), dir.join("corpora")).expect("link");
+    let commands: Vec<&str> = block
+        .lines()
+        .filter_map(|l| l.split(" #").next()?.trim().strip_prefix("hindsight "))
+        .collect();
+    assert!(commands.len() >= 5, "the example's commands: {commands:?}");
+    for command in commands {
+        let out = hindsight()
+            .current_dir(dir)
+            .args(command.split_whitespace())
+            .output()
+            .expect("runs");
+        assert!(
+            out.status.success(),
+            "hindsight {command}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+}

@@ -1,0 +1,174 @@
+//! Shard reports put back together (`hindsight merge`, docs/SCALE.md): the report an
+//! unsharded replay of the same paths gives, byte for byte.
+//!
+//! Each shard replayed whole projects (`--shard K/N`, [`crate::shard`]), so every run of a
+//! project is in one report, in the order that shard replayed it. Merging puts the runs
+//! back in discovery's order (projects by name, compared as bytes; a stable sort, so the
+//! runs of a project keep their order), recomputes the summary with the code that builds
+//! it ([`super::summarize`]), and keeps the `input` section once: what discovery could not
+//! read is the same in every shard, so it is checked to be the same and counted once.
+//!
+//! Refused, naming the files: reports of another format, `input` sections that differ
+//! (the shards were not given the same paths), a project in two reports (overlapping
+//! shards), and shards that are not one complete split (`K/N` recorded in each shard's
+//! `shard` field: a different `N`, a `K` twice, a `K` missing, a shard next to a whole
+//! report). Reports without a `shard` field (whole replays of disjoint corpora) merge as
+//! long as no project is in two of them.
+
+use super::{summarize, Report, REPORT_FORMAT};
+use crate::shard::Shard;
+use std::collections::BTreeMap;
+
+/// One report to merge and the file it was read from (for the messages).
+#[derive(Debug, Clone)]
+pub struct Part {
+    pub file: String,
+    pub report: Report,
+}
+
+/// Why reports could not be merged; every message names the files.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum MergeError {
+    #[error("nothing to merge: give at least one report")]
+    Empty,
+    #[error(
+        "{file}: report format {found}; this hindsight reads and writes format {REPORT_FORMAT}"
+    )]
+    Format { file: String, found: u32 },
+    #[error(
+        "{file}: its `input` section differs from {first}'s: the reports are not of the same \
+         paths (every shard must be given the same paths, spelled the same way)"
+    )]
+    Input { file: String, first: String },
+    #[error(
+        "{file} is a whole report and {shard_file} is shard {shard}: merge the shards of one \
+         split, or whole reports of disjoint corpora"
+    )]
+    Mixed {
+        file: String,
+        shard_file: String,
+        shard: Shard,
+    },
+    #[error("{file} is shard {shard} and {first} is shard {first_shard}: not one split")]
+    Split {
+        file: String,
+        shard: Shard,
+        first: String,
+        first_shard: Shard,
+    },
+    #[error("{file} and {first} are both shard {shard}")]
+    Repeated {
+        file: String,
+        first: String,
+        shard: Shard,
+    },
+    #[error("{missing} missing: the reports given are {given}")]
+    Missing { missing: String, given: String },
+    #[error("project {project} is in both {first} and {file}: overlapping shards")]
+    Overlap {
+        project: String,
+        first: String,
+        file: String,
+    },
+}
+
+/// The report the parts are shards of ([`Part`]s in any order).
+pub fn merge(parts: Vec<Part>) -> Result<Report, MergeError> {
+    let first = parts.first().ok_or(MergeError::Empty)?;
+    for part in &parts {
+        if part.report.format != REPORT_FORMAT {
+            return Err(MergeError::Format {
+                file: part.file.clone(),
+                found: part.report.format,
+            });
+        }
+        if part.report.input != first.report.input {
+            return Err(MergeError::Input {
+                file: part.file.clone(),
+                first: first.file.clone(),
+            });
+        }
+    }
+    check_split(&parts)?;
+    // The part each project's runs are in (by position: one file may be given twice).
+    let mut owner: BTreeMap<&str, usize> = BTreeMap::new();
+    for (i, part) in parts.iter().enumerate() {
+        for run in &part.report.runs {
+            let first = *owner.entry(&run.project).or_insert(i);
+            if first != i {
+                return Err(MergeError::Overlap {
+                    project: run.project.clone(),
+                    first: parts[first].file.clone(),
+                    file: part.file.clone(),
+                });
+            }
+        }
+    }
+    let input = first.report.input.clone();
+    let format = first.report.format;
+    let mut runs: Vec<_> = parts.into_iter().flat_map(|p| p.report.runs).collect();
+    // Stable: the runs of one project (all from one shard) keep that shard's order.
+    runs.sort_by(|a, b| a.project.cmp(&b.project));
+    let summary = summarize(&runs);
+    Ok(Report {
+        format,
+        runs,
+        summary,
+        input: Default::default(),
+        shard: None,
+    }
+    .with_input(input))
+}
+
+/// The parts' `shard` fields: none at all, or shards 1..=N of one N, each once.
+fn check_split(parts: &[Part]) -> Result<(), MergeError> {
+    let whole = parts.iter().find(|p| p.report.shard.is_none());
+    let sharded: Vec<(&Part, Shard)> = parts
+        .iter()
+        .filter_map(|p| Some((p, p.report.shard?)))
+        .collect();
+    let Some(&(first, first_shard)) = sharded.first() else {
+        return Ok(());
+    };
+    if let Some(whole) = whole {
+        return Err(MergeError::Mixed {
+            file: whole.file.clone(),
+            shard_file: first.file.clone(),
+            shard: first_shard,
+        });
+    }
+    let mut seen: BTreeMap<u32, &str> = BTreeMap::new();
+    for &(part, shard) in &sharded {
+        if shard.count != first_shard.count {
+            return Err(MergeError::Split {
+                file: part.file.clone(),
+                shard,
+                first: first.file.clone(),
+                first_shard,
+            });
+        }
+        if let Some(other) = seen.insert(shard.index, &part.file) {
+            return Err(MergeError::Repeated {
+                file: part.file.clone(),
+                first: other.to_string(),
+                shard,
+            });
+        }
+    }
+    let count = first_shard.count;
+    let missing: Vec<String> = (1..=count)
+        .filter(|k| !seen.contains_key(k))
+        .map(|k| format!("shard {k}/{count}"))
+        .collect();
+    if missing.is_empty() {
+        return Ok(());
+    }
+    let given: Vec<String> = seen
+        .iter()
+        .map(|(k, file)| format!("shard {k}/{count} ({file})"))
+        .collect();
+    Err(MergeError::Missing {
+        missing: missing.join(", "),
+        given: given.join(", "),
+    })
+}
