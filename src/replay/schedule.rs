@@ -17,7 +17,7 @@ use crate::config::Config;
 use crate::ingest::{self, LoadedRun, ParseError, Policy, Problems, ProjectSource};
 use rayon::prelude::*;
 use std::collections::BTreeMap;
-use std::sync::{Condvar, Mutex};
+use std::sync::Mutex;
 
 /// Replays every project and hands each run, turned into a `T` by `map` on the worker
 /// that replayed it, to `deliver` in input order (projects in order, each project's runs
@@ -33,33 +33,23 @@ pub fn replay_each<T: Send>(
     deliver: &mut (dyn FnMut(T) + Send),
 ) -> Result<(), ReplayError> {
     config.build()?;
-    let outcomes: Vec<Mutex<Option<ReplayError>>> =
-        projects.iter().map(|_| Mutex::new(None)).collect();
-    let board = Board {
+    let work = Work {
+        projects,
+        config,
+        policy,
+        progress,
+        map,
+        outcomes: projects.iter().map(|_| Mutex::new(None)).collect(),
         state: Mutex::new(State {
             order: InOrder::new(projects, deliver),
             next_start: 0,
             limit: projects.len(),
         }),
-        turn: Condvar::new(),
         window: projects_ahead(),
     };
-    let workers = rayon::current_num_threads().max(1);
-    rayon::scope(|scope| {
-        for _ in 0..workers {
-            scope.spawn(|_| {
-                while let Some(p) = board.start() {
-                    let hand_on = |i: usize, run: RunReplay| board.put((p, i), map(run));
-                    let replayed = replay_project(&projects[p], config, policy, progress, &hand_on);
-                    if let Err(e) = replayed {
-                        *lock(&outcomes[p]) = Some(e);
-                        board.stop_after(p);
-                    }
-                }
-            });
-        }
-    });
-    match outcomes
+    rayon::scope(|scope| work.start_ready(scope));
+    match work
+        .outcomes
         .into_iter()
         .find_map(|o| o.into_inner().ok().flatten())
     {
@@ -74,11 +64,18 @@ fn projects_ahead() -> usize {
     2 * rayon::current_num_threads().max(1)
 }
 
-/// Which project starts next, and the runs waiting to be handed on.
-struct Board<'d, T> {
+/// One replay of many projects: what each project needs, which starts next, and the runs
+/// waiting to be handed on. No thread ever waits for a turn: a project is started (spawned)
+/// when the window moves, by whoever moved it.
+struct Work<'a, 'd, T> {
+    projects: &'a [ProjectSource],
+    config: &'a Config,
+    policy: Policy,
+    progress: &'a (dyn Fn() + Sync),
+    map: &'a (dyn Fn(RunReplay) -> T + Sync),
+    /// Each project's error, if it failed.
+    outcomes: Vec<Mutex<Option<ReplayError>>>,
     state: Mutex<State<'d, T>>,
-    /// Signalled when the first unfinished project moves on, or the work is cut short.
-    turn: Condvar,
     window: usize,
 }
 
@@ -89,41 +86,45 @@ struct State<'d, T> {
     limit: usize,
 }
 
-impl<T> Board<'_, T> {
-    /// The next project to replay, once it is within the window of the first project not
-    /// yet handed on in full; `None` when none is left.
-    fn start(&self) -> Option<usize> {
-        let mut state = lock(&self.state);
-        loop {
-            if state.next_start >= state.limit {
-                return None;
-            }
-            if state.next_start < state.order.next.0 + self.window {
-                state.next_start += 1;
-                return Some(state.next_start - 1);
-            }
-            state = self
-                .turn
-                .wait(state)
-                .unwrap_or_else(std::sync::PoisonError::into_inner);
+impl<'a, 'd, T: Send> Work<'a, 'd, T> {
+    /// Starts every project not yet started that is within the window of the first one
+    /// not yet handed on in full.
+    fn start_ready<'s>(&'s self, scope: &rayon::Scope<'s>) {
+        let ready = {
+            let mut state = lock(&self.state);
+            let end = state.limit.min(state.order.next.0 + self.window);
+            let ready = state.next_start..end.max(state.next_start);
+            state.next_start = ready.end;
+            ready
+        };
+        for p in ready {
+            scope.spawn(move |scope| self.project(scope, p));
         }
     }
 
-    fn put(&self, at: (usize, usize), item: T) {
-        let mut state = lock(&self.state);
-        let before = state.order.next.0;
-        state.order.put(at, item);
-        if state.order.next.0 != before {
-            self.turn.notify_all();
+    fn project<'s>(&'s self, scope: &rayon::Scope<'s>, p: usize) {
+        let hand_on = |i: usize, run: RunReplay| {
+            let item = (self.map)(run);
+            let moved = {
+                let mut state = lock(&self.state);
+                let head = state.order.next.0;
+                state.order.put((p, i), item);
+                state.order.next.0 != head
+            };
+            if moved {
+                self.start_ready(scope);
+            }
+        };
+        let project = &self.projects[p];
+        let replayed = replay_project(project, self.config, self.policy, self.progress, &hand_on);
+        if let Err(e) = replayed {
+            *lock(&self.outcomes[p]) = Some(e);
+            // No later project starts: an earlier one may still fail, and its error is the
+            // one reported, whatever the thread count.
+            let mut state = lock(&self.state);
+            state.limit = state.limit.min(p);
         }
-    }
-
-    /// Project `p` failed: no later project starts (an earlier one may still fail, and
-    /// its error is the one reported, whatever the thread count).
-    fn stop_after(&self, p: usize) {
-        let mut state = lock(&self.state);
-        state.limit = state.limit.min(p);
-        self.turn.notify_all();
+        self.start_ready(scope);
     }
 }
 
