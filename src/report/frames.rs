@@ -271,12 +271,7 @@ pub fn guards_frame(report: &Report) -> PolarsResult<DataFrame> {
             firings.push(to_u32(own.len(), "firing count", run)?);
             terminal.push(own.iter().any(|f| f.effect == "terminal"));
             tokens_saved.push(run.savings.by_guard.get(id).copied().unwrap_or(0));
-            cost_saved_usd.push(
-                run.savings
-                    .cost_saved_usd
-                    .as_ref()
-                    .map(|c| c.by_guard.get(id).copied().unwrap_or(0.0)),
-            );
+            cost_saved_usd.push(run.cost_saved_by(id));
             run_cost_usd.push(run.cost_usd);
         }
     }
