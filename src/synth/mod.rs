@@ -6,6 +6,7 @@
 
 pub mod corpus;
 mod eco;
+pub mod loops;
 mod outputs;
 mod rng;
 mod session;
