@@ -11,6 +11,7 @@
 pub mod family;
 pub mod outcome;
 pub mod shell;
+pub mod text;
 
 use crate::model::*;
 pub use family::{Families, ToolKind};
