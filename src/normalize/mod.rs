@@ -260,7 +260,7 @@ impl RunState {
             ShellFacts::of(&shell::in_dir(raw, call_cwd, run_cwd), run_cwd)
         });
         // Serialized once: the canonical identity and the context weight both come from it.
-        let args_json = serde_json::Value::Object(call.args.clone()).to_string();
+        let args_json = serde_json::to_string(&call.args).unwrap_or_default();
         let info = Arc::new(CallInfo {
             call_id: call.call_id.clone(),
             tool: call.tool.clone(),
