@@ -104,7 +104,7 @@ fn compute_plan(frame: &Frame, run: &RunState, marker: &str) -> FoldPlan {
             if *seen > 1 {
                 plan.folded += 1;
                 plan.repeats += 1;
-                plan.folded_chars += message.content.chars().count() as u64;
+                plan.folded_chars += message.content.char_count();
                 if *seen == 2 {
                     folded_repeat_groups += 1;
                 }
@@ -123,7 +123,7 @@ fn compute_plan(frame: &Frame, run: &RunState, marker: &str) -> FoldPlan {
             plan.summaries += 1;
             plan.folded_chars += folded
                 .iter()
-                .map(|i| frame.messages[i.index].content.chars().count() as u64)
+                .map(|i| frame.messages[i.index].content.char_count())
                 .sum::<u64>();
         }
     }
