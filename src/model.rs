@@ -24,8 +24,9 @@ pub struct At {
 pub struct ToolCall {
     pub call_id: String,
     pub tool: String,
-    /// Arguments as recorded; keys are sorted so the canonical form is stable.
-    pub args: serde_json::Map<String, serde_json::Value>,
+    /// Arguments as recorded; keys are sorted so the canonical form is stable. Shared with
+    /// the normalized call ([`crate::normalize::CallInfo::args`]) rather than copied.
+    pub args: std::sync::Arc<serde_json::Map<String, serde_json::Value>>,
     pub cwd: Option<String>,
 }
 

@@ -162,7 +162,7 @@ impl Builder {
             EventKind::ToolCall(ToolCall {
                 call_id: call_id.to_string(),
                 tool,
-                args,
+                args: args.into(),
                 cwd,
             }),
         );
