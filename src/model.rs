@@ -24,8 +24,9 @@ pub struct At {
 pub struct ToolCall {
     pub call_id: String,
     pub tool: String,
-    /// Arguments as recorded; keys are sorted so the canonical form is stable.
-    pub args: serde_json::Map<String, serde_json::Value>,
+    /// Arguments as recorded; keys are sorted so the canonical form is stable. Shared with
+    /// the normalized call ([`crate::normalize::CallInfo::args`]) rather than copied.
+    pub args: std::sync::Arc<serde_json::Map<String, serde_json::Value>>,
     pub cwd: Option<String>,
 }
 
@@ -203,9 +204,111 @@ pub struct Event {
 #[derive(Debug, Clone, PartialEq)]
 pub struct Message {
     pub role: String,
-    pub content: std::sync::Arc<str>,
+    pub content: Text,
     /// The tool call a `tool` message answers, when the dump links it.
     pub tool_call_id: Option<String>,
+}
+
+/// A message's text, shared rather than copied, with its length in characters.
+///
+/// Frames are most of what a recording holds, and their text is only inspected, so a
+/// frame read from disk keeps the document it was parsed from and each message is a span
+/// of it ([`Text::span`]): reading a frame copies none of its text. Text from elsewhere
+/// (an importer's history, shared by every later frame) is one shared string. Either way
+/// a clone is a reference count, and the character count (the token estimate's input) is
+/// taken once.
+#[derive(Clone)]
+pub struct Text {
+    shared: TextBuf,
+    chars: u64,
+}
+
+#[derive(Clone)]
+enum TextBuf {
+    Own(std::sync::Arc<str>),
+    Span {
+        doc: std::sync::Arc<String>,
+        start: usize,
+        end: usize,
+    },
+}
+
+impl Text {
+    /// `doc[start..end]`, or `None` when that is not a span of whole characters of `doc`.
+    pub fn span(doc: &std::sync::Arc<String>, start: usize, end: usize) -> Option<Self> {
+        let text = doc.get(start..end)?;
+        Some(Self {
+            chars: char_count(text),
+            shared: TextBuf::Span {
+                doc: std::sync::Arc::clone(doc),
+                start,
+                end,
+            },
+        })
+    }
+
+    pub fn as_str(&self) -> &str {
+        match &self.shared {
+            TextBuf::Own(s) => s,
+            TextBuf::Span { doc, start, end } => &doc[*start..*end],
+        }
+    }
+
+    /// Characters (Unicode scalar values), as `str::chars().count()` gives them.
+    pub fn char_count(&self) -> u64 {
+        self.chars
+    }
+}
+
+/// Characters in `s` (`std` counts the bytes that start one, a word at a time).
+pub fn char_count(s: &str) -> u64 {
+    s.chars().count() as u64
+}
+
+impl From<&str> for Text {
+    fn from(s: &str) -> Self {
+        Self {
+            chars: char_count(s),
+            shared: TextBuf::Own(s.into()),
+        }
+    }
+}
+
+impl From<String> for Text {
+    fn from(s: String) -> Self {
+        Self::from(s.as_str())
+    }
+}
+
+impl std::ops::Deref for Text {
+    type Target = str;
+    fn deref(&self) -> &str {
+        self.as_str()
+    }
+}
+
+impl AsRef<str> for Text {
+    fn as_ref(&self) -> &str {
+        self.as_str()
+    }
+}
+
+impl PartialEq for Text {
+    fn eq(&self, other: &Self) -> bool {
+        self.as_str() == other.as_str()
+    }
+}
+
+impl fmt::Debug for Text {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Debug::fmt(self.as_str(), f)
+    }
+}
+
+impl fmt::Display for Text {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
 }
 
 /// A context-window frame: what the harness sent the model at one turn.
@@ -225,10 +328,7 @@ pub struct Frame {
 impl Frame {
     /// Characters across all messages (the fallback token estimate's input).
     pub fn chars(&self) -> u64 {
-        self.messages
-            .iter()
-            .map(|m| m.content.chars().count() as u64)
-            .sum()
+        self.messages.iter().map(|m| m.content.char_count()).sum()
     }
 }
 

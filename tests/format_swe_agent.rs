@@ -51,7 +51,7 @@ fn normalized(run: &LoadedRun) -> Vec<Normalized> {
         match state.step(event).step {
             Step::Call(call) => out.push(Normalized {
                 kind: call.kind,
-                args: call.args.clone(),
+                args: (*call.args).clone(),
                 edit_target: call.families.edit_target.clone(),
                 success: false,
                 class: None,

@@ -4,6 +4,7 @@
 use super::EXIT_OK;
 use crate::output::{Entry, Guard};
 use crate::synth::corpus::{write_corpus_with, SynthOptions, MEAN_RUN_BYTES};
+use crate::synth::loops;
 use anyhow::{bail, Result};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use std::io::IsTerminal;
@@ -24,7 +25,12 @@ use std::path::PathBuf;
     least 1: a run is 3.9 MB on average, so the corpus is about SIZE MB (within about 20% \
     for small corpora, a few % from 1 GB), but never smaller than one run per project \
     (about 31 MB with 8 projects). The summary line says \
-    which --runs-per-project it picked; passing that instead gives the same bytes."
+    which --runs-per-project it picked; passing that instead gives the same bytes.\n\n\
+    Scaling corpora (scripts/bench.sh): --stuck-loop-lines N writes one project \
+    (stuck-loop) with one run of N events.jsonl lines repeating one identical failing \
+    build; --distinct-calls-lines N the same size and layout with a different call every \
+    turn (distinct-calls); --tiny-runs N writes N one-turn runs over --projects projects \
+    (tiny-0, tiny-1, ...)."
 )]
 pub struct Args {
     /// The folder to write into (created if missing). A non-empty one is refused unless
@@ -46,9 +52,54 @@ pub struct Args {
     /// Write into a non-empty --out, replacing only the project folders generated there.
     #[arg(long)]
     pub force: bool,
+    /// Instead of the corpus: one run of N lines repeating one identical failing call.
+    #[arg(long, value_name = "N", conflicts_with_all = ["mb", "runs_per_project", "distinct_calls_lines", "tiny_runs"],
+        value_parser = clap::value_parser!(u64).range(1..=100_000_000))]
+    pub stuck_loop_lines: Option<u64>,
+    /// Instead of the corpus: one run of N lines with a different call every turn.
+    #[arg(long, value_name = "N", conflicts_with_all = ["mb", "runs_per_project", "tiny_runs"],
+        value_parser = clap::value_parser!(u64).range(1..=100_000_000))]
+    pub distinct_calls_lines: Option<u64>,
+    /// Instead of the corpus: N minimal one-turn runs spread over --projects projects.
+    #[arg(long, value_name = "N", conflicts_with_all = ["mb", "runs_per_project"],
+        value_parser = clap::value_parser!(u64).range(1..=10_000_000))]
+    pub tiny_runs: Option<u64>,
 }
 
 pub fn run(args: Args) -> Result<u8> {
+    let shape = match (args.stuck_loop_lines, args.distinct_calls_lines) {
+        (Some(n), _) => Some(("stuck loop", loops::LoopShape::Stuck, n)),
+        (None, Some(n)) => Some(("distinct calls", loops::LoopShape::Distinct, n)),
+        (None, None) => None,
+    };
+    if shape.is_some() || args.tiny_runs.is_some() {
+        Guard::default().check(&args.out, Entry::Followed)?;
+        let (what, summary) = match shape {
+            Some((what, shape, lines)) => (
+                what,
+                loops::write_loop(shape, lines, &args.out, args.force)?,
+            ),
+            None => {
+                let runs = args.tiny_runs.unwrap_or(1);
+                let summary = loops::write_tiny_runs(runs, args.projects, &args.out, args.force)?;
+                ("tiny runs", summary)
+            }
+        };
+        eprintln!(
+            "wrote {:.1} MB ({} bytes) in {} files into {}: {what}, {} projects, {} runs, \
+             {} lines, {} turns, {} frames",
+            summary.bytes as f64 / 1e6,
+            summary.bytes,
+            summary.files,
+            args.out.display(),
+            summary.projects,
+            summary.runs,
+            summary.lines,
+            summary.turns,
+            summary.frames,
+        );
+        return Ok(EXIT_OK);
+    }
     let projects = args.projects as usize;
     let runs_per_project = match (args.runs_per_project, args.mb) {
         (Some(n), _) => n as usize,

@@ -213,7 +213,7 @@ mod tests {
             agent: "main".into(),
             canonical: String::new(),
             args_chars: 0,
-            args,
+            args: args.into(),
             cwd: Some("/w".into()),
             shell: None,
         }

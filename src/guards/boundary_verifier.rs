@@ -182,8 +182,11 @@ impl BoundaryVerifier {
     }
 
     fn diagnosed(&mut self, output: &str, turn: u32, cwd: Option<&str>, firings: &mut Firings) {
+        if self.edits.is_empty() {
+            return;
+        }
         let diags = diagnostics::parse(output);
-        if self.edits.is_empty() || !diags.iter().any(|d| d.error) {
+        if !diags.iter().any(|d| d.error) {
             return;
         }
         for line in diags.iter().map(Named::new) {

@@ -90,7 +90,7 @@ thread_local! {
 
 fn compute_plan(frame: &Frame, run: &RunState, marker: &str) -> FoldPlan {
     let mut families: BTreeMap<String, Vec<Item>> = BTreeMap::new();
-    let mut synthetic: HashMap<u64, u64> = HashMap::new();
+    let mut synthetic = Repeats::default();
     let mut plan = FoldPlan::default();
     let mut folded_repeat_groups = 0;
     for (index, message) in frame.messages.iter().enumerate() {
@@ -99,13 +99,12 @@ fn compute_plan(frame: &Frame, run: &RunState, marker: &str) -> FoldPlan {
         } else if message.role == "system" && index > 0 {
             // The first message is the system prompt proper; later system messages are
             // injected blocks, and an identical one repeated is pure noise.
-            let seen = synthetic.entry(masked_hash(&message.content)).or_default();
-            *seen += 1;
-            if *seen > 1 {
+            let seen = synthetic.count(index, &frame.messages);
+            if seen > 1 {
                 plan.folded += 1;
                 plan.repeats += 1;
-                plan.folded_chars += message.content.chars().count() as u64;
-                if *seen == 2 {
+                plan.folded_chars += message.content.char_count();
+                if seen == 2 {
                     folded_repeat_groups += 1;
                 }
             } else {
@@ -123,11 +122,47 @@ fn compute_plan(frame: &Frame, run: &RunState, marker: &str) -> FoldPlan {
             plan.summaries += 1;
             plan.folded_chars += folded
                 .iter()
-                .map(|i| frame.messages[i.index].content.chars().count() as u64)
+                .map(|i| frame.messages[i.index].content.char_count())
                 .sum::<u64>();
         }
     }
     plan
+}
+
+/// The injected blocks of one frame, grouped by their masked text ([`mask_numbers`]).
+///
+/// Most blocks are unique (pinned files, a repository map), so a block is first keyed by a
+/// hash of the start of its masked text only ([`masked_prefix_hash`]), and the whole of a
+/// block is hashed ([`masked_hash`]) only when another block starts the same way: the
+/// groups are those of the whole masked text, without reading every block to its end.
+#[derive(Default)]
+struct Repeats {
+    /// Prefix hash -> the groups starting that way: (whole hash once known, a member's
+    /// message index, members so far).
+    by_prefix: HashMap<u64, Vec<(Option<u64>, usize, u64)>>,
+}
+
+impl Repeats {
+    /// Counts the block at `index` in its group; returns how many the group now holds.
+    fn count(&mut self, index: usize, messages: &[Message]) -> u64 {
+        let text = &messages[index].content;
+        let (prefix, whole) = masked_prefix_hash(text);
+        let groups = self.by_prefix.entry(prefix).or_default();
+        if groups.is_empty() {
+            groups.push((whole.then_some(prefix), index, 1));
+            return 1;
+        }
+        let hash = if whole { prefix } else { masked_hash(text) };
+        for (known, member, members) in groups.iter_mut() {
+            let theirs = *known.get_or_insert_with(|| masked_hash(&messages[*member].content));
+            if theirs == hash {
+                *members += 1;
+                return *members;
+            }
+        }
+        groups.push((Some(hash), index, 1));
+        1
+    }
 }
 
 /// Message indexes to keep: latest success, latest mutation, latest verification, and the
@@ -207,15 +242,107 @@ pub fn mask_numbers(s: &str) -> String {
 }
 
 /// A hash of `mask_numbers(s)` without building it: frames repeat large blocks, and
-/// comparing them by a 64-bit FNV-1a of the masked text keeps the scan linear and
-/// allocation-free.
+/// comparing them by a 64-bit hash of the masked text keeps the scan linear and
+/// allocation-free. It is the hot loop of a frame's plan, so it masks without branching
+/// (each byte's class from a table, a masked byte written at every step and kept when it
+/// counts) into a small buffer, and hashes the buffer eight bytes at a time with one
+/// 128-bit multiply per word. Equal masked texts always hash equal.
 pub fn masked_hash(s: &str) -> u64 {
-    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
-    masked_bytes(s, |b| {
-        h ^= u64::from(b);
-        h = h.wrapping_mul(0x0000_0100_0000_01b3);
-    });
-    h
+    masked_hash_upto(s, usize::MAX).0
+}
+
+/// [`masked_hash`] of the first [`PREFIX`] bytes of the masked text only, and whether that
+/// is the whole of it (then it equals [`masked_hash`] of `s`).
+pub fn masked_prefix_hash(s: &str) -> (u64, bool) {
+    masked_hash_upto(s, PREFIX)
+}
+
+/// Masked bytes [`masked_prefix_hash`] reads: a block's first few lines.
+const PREFIX: usize = 256;
+
+/// The hash of the first `limit` masked bytes (a multiple of 256, or all), and whether
+/// they are all of them (`false` may also mean that what is left masks to nothing).
+fn masked_hash_upto(s: &str, limit: usize) -> (u64, bool) {
+    const BLOCK: usize = 256;
+    let mut buf = [0u8; BLOCK];
+    let mut n = 0;
+    let mut h = WordHash::default();
+    let mut prev = TEXT;
+    let bytes = s.trim().as_bytes();
+    for (i, &b) in bytes.iter().enumerate() {
+        let class = CLASS[usize::from(b)];
+        buf[n] = if class == TEXT {
+            b
+        } else {
+            MASK[usize::from(class)]
+        };
+        n += usize::from(class == TEXT || class != prev);
+        prev = class;
+        if n == BLOCK {
+            h.block(&buf);
+            n = 0;
+            if h.len >= limit as u64 {
+                return (h.finish(&[]), i + 1 == bytes.len());
+            }
+        }
+    }
+    (h.finish(&buf[..n]), true)
+}
+
+/// Byte classes for [`masked_hash_upto`]: text passes through; a run of digits becomes `#` and
+/// a run of ASCII whitespace one space, as in [`masked_bytes`].
+const TEXT: u8 = 0;
+const DIGIT: u8 = 1;
+const SPACE: u8 = 2;
+const MASK: [u8; 3] = [0, b'#', b' '];
+const CLASS: [u8; 256] = {
+    let mut class = [TEXT; 256];
+    let mut b = 0;
+    while b < 256 {
+        let c = b as u8;
+        if c.is_ascii_digit() {
+            class[b] = DIGIT;
+        } else if c.is_ascii_whitespace() {
+            class[b] = SPACE;
+        }
+        b += 1;
+    }
+    class
+};
+
+/// A hash of a byte sequence fed in whole eight-byte words, then a tail.
+#[derive(Default)]
+struct WordHash {
+    state: u64,
+    len: u64,
+}
+
+impl WordHash {
+    const K: u64 = 0x9e37_79b9_7f4a_7c15;
+
+    fn fold(a: u64, b: u64) -> u64 {
+        let p = u128::from(a) * u128::from(b);
+        (p as u64) ^ ((p >> 64) as u64)
+    }
+
+    /// `bytes.len()` is a multiple of eight.
+    fn block(&mut self, bytes: &[u8]) {
+        for word in bytes.chunks_exact(8) {
+            let w = u64::from_le_bytes(word.try_into().unwrap_or_default());
+            self.state = Self::fold(self.state ^ w, Self::K);
+        }
+        self.len += bytes.len() as u64;
+    }
+
+    fn finish(mut self, tail: &[u8]) -> u64 {
+        let whole = tail.len() / 8 * 8;
+        self.block(&tail[..whole]);
+        let mut last = [0u8; 8];
+        last[..tail.len() - whole].copy_from_slice(&tail[whole..]);
+        let len = self.len + (tail.len() - whole) as u64;
+        let h = Self::fold(self.state ^ u64::from_le_bytes(last), Self::K ^ len);
+        Self::fold(h, 0xff51_afd7_ed55_8ccd)
+    }
 }
 
 /// Feeds the masked form of `s` to `emit` as UTF-8 bytes.
@@ -264,5 +391,63 @@ mod tests {
             masked_hash("turn 1: make failed"),
             masked_hash("turn 1: make passed")
         );
+    }
+
+    /// Blocks of `n` lines, each naming its number (masked away) and ending with `end`.
+    fn block(n: usize, first: usize, end: &str) -> String {
+        let mut text: String = (first..first + n)
+            .map(|i| format!("line {i}: the same words again\n"))
+            .collect();
+        text.push_str(end);
+        text
+    }
+
+    #[test]
+    fn the_hash_of_the_masked_text_is_the_hash_of_its_masked_bytes() {
+        for (a, b) in [
+            ("x", "x"),
+            ("  turn 1:\t\t2 failed  ", "turn 33: 4 failed"),
+            (&block(40, 1, "done") as &str, &block(40, 900, "done")),
+        ] {
+            assert_eq!(masked_hash(a), masked_hash(b), "{a:?} / {b:?}");
+            assert_eq!(mask_numbers(a), mask_numbers(b));
+        }
+        // Every length around the word and block boundaries.
+        for n in 0..600 {
+            let a = "a".repeat(n);
+            let b = "a".repeat(n + 1);
+            assert_ne!(masked_hash(&a), masked_hash(&b), "{n}");
+            let (prefix, whole) = masked_prefix_hash(&a);
+            assert_eq!(whole, n <= PREFIX, "{n}");
+            if whole {
+                assert_eq!(prefix, masked_hash(&a), "{n}");
+            }
+        }
+    }
+
+    #[test]
+    fn repeated_blocks_group_by_the_whole_masked_text_not_its_start() {
+        let texts = [
+            block(40, 1, "done"),
+            block(40, 7, "done"),
+            block(40, 1, "failed"),
+            "short 1".to_string(),
+            block(40, 3, "failed"),
+            "short 2".to_string(),
+            block(40, 1, "done"),
+        ];
+        let messages: Vec<Message> = texts
+            .iter()
+            .map(|t| Message {
+                role: "system".into(),
+                content: t.as_str().into(),
+                tool_call_id: None,
+            })
+            .collect();
+        let mut repeats = Repeats::default();
+        let seen: Vec<u64> = (0..messages.len())
+            .map(|i| repeats.count(i, &messages))
+            .collect();
+        assert_eq!(seen, [1, 2, 1, 1, 2, 2, 3]);
     }
 }

@@ -76,6 +76,10 @@ pub struct TodoTruth {
     settings: Settings,
     position: u64,
     families: BTreeMap<String, FamilyEvidence>,
+    /// The families whose last failure has no success after it, by the position of that
+    /// failure: a completion looks only at those that failed inside its window, so a run
+    /// of many families costs what its windows hold, not families times completions.
+    unresolved: BTreeMap<u64, String>,
     /// Every todo id seen in this run: a todo left out of one write keeps its history.
     marks: BTreeMap<String, Mark>,
     last_write: Option<u64>,
@@ -98,6 +102,7 @@ impl Spec for TodoTruth {
             settings,
             position: 0,
             families: BTreeMap::new(),
+            unresolved: BTreeMap::new(),
             marks: BTreeMap::new(),
             last_write: None,
             todos_completed: 0,
@@ -127,18 +132,21 @@ impl Guard for TodoTruth {
                 if outcome.success {
                     // Its own family and, for `a && b`, the parts it proves.
                     for family in outcome.resolves(call) {
-                        self.families
-                            .entry(family.clone())
-                            .or_default()
-                            .last_success = Some(self.position);
+                        let evidence = self.families.entry(family.clone()).or_default();
+                        evidence.last_success = Some(self.position);
+                        if let Some(&failed) = evidence.failures.last() {
+                            self.unresolved.remove(&failed);
+                        }
                     }
                 } else {
-                    let evidence = self
-                        .families
-                        .entry(call.families.action.clone())
-                        .or_default();
+                    let family = &call.families.action;
+                    let evidence = self.families.entry(family.clone()).or_default();
+                    if let Some(&failed) = evidence.failures.last() {
+                        self.unresolved.remove(&failed);
+                    }
                     evidence.failures.push(self.position);
                     evidence.verifying |= outcome.verification;
+                    self.unresolved.insert(self.position, family.clone());
                 }
             }
             Step::Todos(list) => self.on_write(list, event, firings),
@@ -201,16 +209,20 @@ impl TodoTruth {
 
     /// Fix 9: a failed family in the todo's window with no later success.
     fn check_evidence(&mut self, todo: &Todo, start: u64, ev: &NormEvent<'_>, f: &mut Firings) {
+        // The unresolved families whose last failure is in the window are exactly those
+        // with a failure in it and no success since.
         let unresolved: Vec<(&String, bool, usize, u64)> = self
-            .families
-            .iter()
-            .filter_map(|(family, e)| {
+            .unresolved
+            .range(start..)
+            .filter_map(|(_, family)| {
+                let e = self.families.get(family)?;
                 let (n, at) = e.unresolved_since(start)?;
                 Some((family, e.verifying, n, at))
             })
             .collect();
         // A failed check outweighs a failed tool call; then the most failures in the
-        // window, then the most recent, names the firing.
+        // window, then the most recent (positions are unique, so there is no tie), names
+        // the firing.
         let Some(&(family, _, count, _)) =
             unresolved.iter().max_by_key(|(_, v, n, at)| (*v, *n, *at))
         else {

@@ -352,7 +352,7 @@ impl ToolSelector {
 
     /// Updates the key's statistics with an execution (every main-agent result).
     fn record(&mut self, call: &CallInfo, outcome: &Outcome, raw: &ToolResult) {
-        let args = serde_json::to_string(&call.args).map_or(0, |s| s.chars().count() as u64);
+        let args = serde_json::to_string(&*call.args).map_or(0, |s| s.chars().count() as u64);
         let observable = raw.output.is_some() || raw.output_chars.is_some();
         let sample = Sample {
             success: outcome.success,

@@ -154,7 +154,7 @@ impl Guard for VerifiedCompletion {
         let met = self
             .verifiers
             .values()
-            .filter(|(forms, _)| self.verifier_gap(forms).is_none())
+            .filter(|(forms, _)| self.verifier_met(forms))
             .count();
         let mut metrics = Metrics::new();
         metrics.insert("claims".into(), self.claims.into());
@@ -231,7 +231,7 @@ impl VerifiedCompletion {
         if self.verified_turn.is_none()
             && self.todo_count > 0
             && !self.verifiers.is_empty()
-            && self.unmet().is_empty()
+            && self.met()
         {
             self.verified_turn = Some(turn);
         }
@@ -254,22 +254,36 @@ impl VerifiedCompletion {
             .detail(unmet.join("; "));
     }
 
+    /// Whether nothing keeps the run from being complete: [`Self::unmet`] is empty. Checked
+    /// after every result, so it builds no text (a run that keeps failing checks would
+    /// otherwise pay for its whole list of failures at every step).
+    fn met(&self) -> bool {
+        self.verification_failures.is_empty()
+            && self.open_todos.is_empty()
+            && self
+                .verifiers
+                .values()
+                .all(|(forms, _)| self.verifier_met(forms))
+    }
+
     /// Everything that keeps the run from being complete, in a stable order.
     fn unmet(&self) -> Vec<String> {
         let mut items = Vec::new();
-        let failures: Vec<String> = self
-            .verification_failures
-            .iter()
-            .map(|(family, turn)| format!("{family} (turn {turn})"))
-            .collect();
-        if !failures.is_empty() {
+        if !self.verification_failures.is_empty() {
+            let failures = self
+                .verification_failures
+                .iter()
+                .map(|(family, turn)| format!("{family} (turn {turn})"));
             items.push(format!(
                 "unresolved verification failures: {}",
-                list(&failures)
+                list(failures)
             ));
         }
         if !self.open_todos.is_empty() {
-            items.push(format!("open todos: {}", list(&self.open_todos)));
+            items.push(format!(
+                "open todos: {}",
+                list(self.open_todos.iter().cloned())
+            ));
         }
         for (form, (forms, id)) in &self.verifiers {
             if let Some(gap) = self.verifier_gap(forms) {
@@ -288,19 +302,29 @@ impl VerifiedCompletion {
         (after_mutation && !failed_since).then_some(pass)
     }
 
+    /// Whether a declared verifier is met: its command passed fresh, or each of its `&&`
+    /// components did, with no failure of the whole since the earliest of them.
+    fn verifier_met(&self, forms: &Forms) -> bool {
+        if self.fresh(&forms.whole).is_some() {
+            return true;
+        }
+        let parts: Vec<Option<Stamp>> = forms.conjuncts.iter().map(|c| self.fresh(c)).collect();
+        if parts.is_empty() || !parts.iter().all(Option::is_some) {
+            return false;
+        }
+        let earliest = parts.iter().flatten().map(|s| s.pos).min().unwrap_or(0);
+        self.failed
+            .get(&forms.whole)
+            .is_none_or(|f| f.pos < earliest)
+    }
+
     /// Why a declared verifier is not met, or `None` when it is.
     fn verifier_gap(&self, forms: &Forms) -> Option<String> {
-        if self.fresh(&forms.whole).is_some() {
+        if self.verifier_met(forms) {
             return None;
         }
         let parts: Vec<Option<Stamp>> = forms.conjuncts.iter().map(|c| self.fresh(c)).collect();
         let whole_failed = self.failed.get(&forms.whole);
-        if !parts.is_empty() && parts.iter().all(Option::is_some) {
-            let earliest = parts.iter().flatten().map(|s| s.pos).min().unwrap_or(0);
-            if whole_failed.is_none_or(|f| f.pos < earliest) {
-                return None;
-            }
-        }
         let pass = self.proven.get(&forms.whole);
         Some(match (pass, whole_failed) {
             (p, Some(f)) if p.is_none_or(|p| f.pos > p.pos) => {
@@ -332,17 +356,13 @@ impl VerifiedCompletion {
     }
 }
 
-/// At most five entries, then a count of the rest.
-fn list(items: &[String]) -> String {
+/// At most five entries, then a count of the rest (only the five shown are built).
+fn list(items: impl ExactSizeIterator<Item = String>) -> String {
     const SHOWN: usize = 5;
-    let mut text = items
-        .iter()
-        .take(SHOWN)
-        .cloned()
-        .collect::<Vec<_>>()
-        .join(", ");
-    if items.len() > SHOWN {
-        text.push_str(&format!(" (+{} more)", items.len() - SHOWN));
+    let total = items.len();
+    let mut text = items.take(SHOWN).collect::<Vec<_>>().join(", ");
+    if total > SHOWN {
+        text.push_str(&format!(" (+{} more)", total - SHOWN));
     }
     text
 }

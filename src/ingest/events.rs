@@ -198,7 +198,7 @@ fn parse_kind(type_name: &str, obj: &Object<'_>) -> Result<EventKind, FieldError
         "tool_call" => EventKind::ToolCall(ToolCall {
             call_id: req_str(obj, "callId")?.to_string(),
             tool: req_str(obj, "tool")?.to_string(),
-            args: match obj.get("args").filter(|v| !v.is_null()) {
+            args: std::sync::Arc::new(match obj.get("args").filter(|v| !v.is_null()) {
                 None => serde_json::Map::new(),
                 Some(v) => match to_serde(v) {
                     serde_json::Value::Object(map) => map,
@@ -212,7 +212,7 @@ fn parse_kind(type_name: &str, obj: &Object<'_>) -> Result<EventKind, FieldError
                         ))
                     }
                 },
-            },
+            }),
             cwd: opt_string(obj, "cwd")?,
         }),
         "tool_result" => EventKind::ToolResult(ToolResult {

@@ -155,12 +155,23 @@ fn open_no_wait(path: &Path) -> io::Result<File> {
 /// Reads a whole-document file of at most `limits.max_document` bytes, without a leading
 /// UTF-8 byte order mark.
 pub fn read_document(path: &Path, shown: &str, limits: &Limits) -> Result<Vec<u8>, ParseError> {
+    read_document_with_room(path, shown, limits, 0)
+}
+
+/// [`read_document`] into a vector with room for `spare` more bytes, so that padding it
+/// (for simd-json, [`super::json::parse_unique_padded`]) does not move it.
+pub fn read_document_with_room(
+    path: &Path,
+    shown: &str,
+    limits: &Limits,
+    spare: usize,
+) -> Result<Vec<u8>, ParseError> {
     let (file, len) = open_regular(path, shown)?;
     let too_large = || problem(shown, ProblemKind::DocumentTooLarge(limits.document_mib()));
     if len > limits.max_document {
         return Err(too_large());
     }
-    let mut bytes = Vec::with_capacity(usize::try_from(len).unwrap_or(0));
+    let mut bytes = Vec::with_capacity(usize::try_from(len).unwrap_or(0).saturating_add(spare));
     // A file still growing is read to the cap and no further.
     file.take(limits.max_document.saturating_add(1))
         .read_to_end(&mut bytes)

@@ -2,22 +2,133 @@
 //!
 //! Frames are the large documents (the seeds report one of 380 KB), so they go through
 //! simd-json with reused buffers. Message content may be a string or a list of text parts.
+//!
+//! A frame's text is only inspected, never changed, so it is not copied out message by
+//! message: a frame read from disk ([`parse_frame_owned`]) keeps its document, and each
+//! message's content is a span of it ([`Text::span`]); simd-json leaves every string it
+//! parses where it lies in the document, unescaped in place.
 
 use super::error::{FieldError, ParseError, ProblemKind};
 use super::json::*;
 use crate::model::*;
 use simd_json::prelude::*;
 use simd_json::BorrowedValue;
+use std::sync::Arc;
 
-/// Parses one frame document held in `bytes` (which simd-json rewrites in place).
+/// Parses one frame document held in `bytes` (which simd-json rewrites in place). The
+/// messages' text is copied once, into one string they share.
 pub fn parse_frame(
     bytes: &mut [u8],
     path: &str,
     buffers: &mut simd_json::Buffers,
 ) -> Result<Frame, ParseError> {
+    let mut arena = String::new();
     let value = document(bytes, path, buffers)?;
     let obj = root_object(&value, path)?;
-    frame_from(obj, path).map_err(|e| e.locate(path, None))
+    let (frame, pieces) = frame_from(obj, path, &mut |text| {
+        let start = arena.len();
+        arena.push_str(text);
+        Piece::At(start, arena.len())
+    })
+    .map_err(|e| e.locate(path, None))?;
+    drop(value);
+    Ok(frame.with_text(&Arc::new(arena), pieces))
+}
+
+/// Parses one frame document read whole into `bytes` (by
+/// [`super::files::read_document_with_room`], with room for simd-json's padding), and
+/// keeps it: the messages' text is spans of the document, not copies.
+pub fn parse_frame_owned(
+    mut bytes: Vec<u8>,
+    path: &str,
+    buffers: &mut simd_json::Buffers,
+) -> Result<Frame, ParseError> {
+    let len = bytes.len();
+    bytes.resize(len + simd_json::INPUT_PADDING, b' ');
+    let (base, end) = (bytes.as_ptr() as usize, bytes.as_ptr() as usize + len);
+    let value = parse_unique_padded(&mut bytes, len, buffers).map_err(|e| ParseError {
+        path: path.to_string(),
+        line: None,
+        field: (!e.field.is_empty()).then_some(e.field),
+        kind: e.kind,
+    })?;
+    let obj = root_object(&value, path)?;
+    let (frame, pieces) = frame_from(obj, path, &mut |text| {
+        // A string simd-json left in the document (it always does): its offsets.
+        let at = text.as_ptr() as usize;
+        if at >= base && at + text.len() <= end {
+            Piece::At(at - base, at - base + text.len())
+        } else {
+            Piece::Own(text.to_string())
+        }
+    })
+    .map_err(|e| e.locate(path, None))?;
+    drop(value);
+    // Everything but the messages' text becomes spaces, which leaves the document valid
+    // UTF-8 (the spans were `str`s; escapes and keys are gone) and so a `String` for free.
+    bytes.truncate(len);
+    let mut spans: Vec<(usize, usize)> = pieces
+        .iter()
+        .filter_map(|p| match p {
+            Piece::At(start, end) => Some((*start, *end)),
+            Piece::Own(_) => None,
+        })
+        .collect();
+    spans.sort_unstable();
+    let mut at = 0;
+    for (start, end) in spans {
+        if let Some(gap) = bytes.get_mut(at..start) {
+            gap.fill(b' ');
+        }
+        at = at.max(end);
+    }
+    if let Some(gap) = bytes.get_mut(at..) {
+        gap.fill(b' ');
+    }
+    match String::from_utf8(bytes) {
+        Ok(doc) => Ok(frame.with_text(&Arc::new(doc), pieces)),
+        // Not reachable (the spans were `str`s); copying them out is still right.
+        Err(e) => {
+            let bytes = e.into_bytes();
+            let mut arena = String::new();
+            let pieces = pieces
+                .into_iter()
+                .map(|p| match p {
+                    Piece::At(start, end) => {
+                        let from = arena.len();
+                        arena.push_str(&String::from_utf8_lossy(&bytes[start..end]));
+                        Piece::At(from, arena.len())
+                    }
+                    own => own,
+                })
+                .collect();
+            Ok(frame.with_text(&Arc::new(arena), pieces))
+        }
+    }
+}
+
+/// Where a message's text is: a span of the frame's shared text, or a string of its own
+/// (content given as a list of parts, joined).
+enum Piece {
+    At(usize, usize),
+    Own(String),
+}
+
+impl Frame {
+    /// The frame with each message's content set from `pieces` (in message order).
+    fn with_text(mut self, doc: &Arc<String>, pieces: Vec<Piece>) -> Frame {
+        for (message, piece) in self.messages.iter_mut().zip(pieces) {
+            message.content = match piece {
+                // Always a span (the pieces were `str`s of `doc`); a copy otherwise.
+                Piece::At(start, end) => Text::span(doc, start, end).unwrap_or_else(|| {
+                    let bytes = doc.as_bytes().get(start..end).unwrap_or_default();
+                    Text::from(String::from_utf8_lossy(bytes).as_ref())
+                }),
+                Piece::Own(text) => Text::from(text),
+            };
+        }
+        self
+    }
 }
 
 fn document<'a>(
@@ -45,13 +156,25 @@ fn root_object<'v, 'a>(
     })
 }
 
-fn frame_from(obj: &Object<'_>, path: &str) -> Result<Frame, FieldError> {
+/// The frame with empty message contents, and where each message's text is (`keep`
+/// places a string the document holds).
+fn frame_from(
+    obj: &Object<'_>,
+    path: &str,
+    keep: &mut dyn FnMut(&str) -> Piece,
+) -> Result<(Frame, Vec<Piece>), FieldError> {
     let turn = as_u32(required(obj, "turn", "turn")?, "turn")?;
-    let messages = req_array(obj, "messages")?
-        .iter()
-        .enumerate()
-        .map(|(i, m)| message_from(m).map_err(|e| nested(&format!("messages[{i}]"), e)))
-        .collect::<Result<Vec<_>, _>>()?;
+    let list = req_array(obj, "messages")?;
+    let mut messages = Vec::with_capacity(list.len());
+    let mut pieces = Vec::with_capacity(list.len());
+    // Every message's content until [`Frame::with_text`] sets it: one shared empty text.
+    let empty = Text::from("");
+    for (i, m) in list.iter().enumerate() {
+        let (message, piece) =
+            message_from(m, &empty, keep).map_err(|e| nested(&format!("messages[{i}]"), e))?;
+        messages.push(message);
+        pieces.push(piece);
+    }
     let signal_to_noise = match obj.get("signalToNoise").filter(|v| !v.is_null()) {
         None => None,
         Some(v) => {
@@ -67,7 +190,7 @@ fn frame_from(obj: &Object<'_>, path: &str) -> Result<Frame, FieldError> {
             opt_f64(snr, "ratio").map_err(|e| nested("signalToNoise", e))?
         }
     };
-    Ok(Frame {
+    let frame = Frame {
         turn,
         agent: opt_str(obj, "agent")?.unwrap_or("main").to_string(),
         estimated_tokens: opt_tokens(obj, "estimatedTokens")?,
@@ -75,10 +198,15 @@ fn frame_from(obj: &Object<'_>, path: &str) -> Result<Frame, FieldError> {
         messages,
         signal_to_noise,
         source: path.to_string(),
-    })
+    };
+    Ok((frame, pieces))
 }
 
-fn message_from(v: &BorrowedValue<'_>) -> Result<Message, FieldError> {
+fn message_from(
+    v: &BorrowedValue<'_>,
+    empty: &Text,
+    keep: &mut dyn FnMut(&str) -> Piece,
+) -> Result<(Message, Piece), FieldError> {
     let obj = v.as_object().ok_or_else(|| {
         FieldError::new(
             "",
@@ -89,10 +217,10 @@ fn message_from(v: &BorrowedValue<'_>) -> Result<Message, FieldError> {
         )
     })?;
     let role = req_str(obj, "role")?.to_string();
-    let content = match obj.get("content") {
-        None => String::new(),
-        Some(c) if c.is_null() => String::new(),
-        Some(c) => content_text(c).ok_or_else(|| {
+    let piece = match obj.get("content") {
+        None => Piece::At(0, 0),
+        Some(c) if c.is_null() => Piece::At(0, 0),
+        Some(c) => content_text(c, keep).ok_or_else(|| {
             FieldError::new(
                 "content",
                 ProblemKind::WrongType {
@@ -106,17 +234,18 @@ fn message_from(v: &BorrowedValue<'_>) -> Result<Message, FieldError> {
         Some(id) => Some(id),
         None => opt_string(obj, "callId")?,
     };
-    Ok(Message {
+    let message = Message {
         role,
-        content: content.into(),
+        content: empty.clone(),
         tool_call_id,
-    })
+    };
+    Ok((message, piece))
 }
 
 /// A message's text: a string, or the `text` of each part of a content array, joined.
-fn content_text(c: &BorrowedValue<'_>) -> Option<String> {
+fn content_text(c: &BorrowedValue<'_>, keep: &mut dyn FnMut(&str) -> Piece) -> Option<Piece> {
     if let Some(s) = c.as_str() {
-        return Some(s.to_string());
+        return Some(keep(s));
     }
     let parts = c.as_array()?;
     let texts: Vec<&str> = parts
@@ -126,7 +255,7 @@ fn content_text(c: &BorrowedValue<'_>) -> Option<String> {
                 .or_else(|| p.get("text").and_then(|t| t.as_str()))
         })
         .collect();
-    Some(texts.join("\n"))
+    Some(Piece::Own(texts.join("\n")))
 }
 
 /// `completion-ledger.json`: the run's recorded completion status.

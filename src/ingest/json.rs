@@ -28,6 +28,24 @@ pub fn parse_unique<'a>(
 ) -> Result<BorrowedValue<'a>, FieldError> {
     let tape = simd_json::to_tape_with_buffers(bytes, buffers)
         .map_err(|e| FieldError::new("", json_problem(&e)))?;
+    unique_value(tape)
+}
+
+/// [`parse_unique`] of the document `bytes[..len]`, where `bytes` holds at least
+/// [`simd_json::INPUT_PADDING`] bytes more (of any content): simd-json then parses it
+/// where it lies instead of first copying it into a padded buffer of its own.
+pub fn parse_unique_padded<'a>(
+    bytes: &'a mut [u8],
+    len: usize,
+    buffers: &mut simd_json::Buffers,
+) -> Result<BorrowedValue<'a>, FieldError> {
+    let mut tape = simd_json::Tape::null();
+    simd_json::fill_tape_padded(bytes, len, buffers, &mut tape)
+        .map_err(|e| FieldError::new("", json_problem(&e)))?;
+    unique_value(tape)
+}
+
+fn unique_value(tape: simd_json::Tape<'_>) -> Result<BorrowedValue<'_>, FieldError> {
     if let Some(at) = first_duplicate(&tape.0) {
         return Err(FieldError::new(
             path_to(&tape.0, at),

@@ -22,7 +22,7 @@ pub use discover::{
 pub use error::{ParseError, Policy, ProblemKind, Problems};
 pub use events::{Abandoned, Copied, IngestStats};
 pub use files::Limits;
-use files::{io_problem, is_there, open_regular, read_document};
+use files::{io_problem, is_there, open_regular, read_document, read_document_with_room};
 pub use formats::InputFormat;
 use std::io::BufReader;
 use std::path::Path;
@@ -122,8 +122,8 @@ fn load_frames(
     let mut frames = Vec::with_capacity(paths.len());
     for path in paths {
         let shown = display(&path);
-        let parsed = read_document(&path, &shown, limits)
-            .and_then(|mut bytes| frames::parse_frame(&mut bytes, &shown, buffers));
+        let parsed = read_document_with_room(&path, &shown, limits, simd_json::INPUT_PADDING)
+            .and_then(|bytes| frames::parse_frame_owned(bytes, &shown, buffers));
         match parsed {
             Ok(frame) => frames.push(frame),
             Err(e) => problems.record(policy, e)?,

@@ -11,6 +11,7 @@
 pub mod family;
 pub mod outcome;
 pub mod shell;
+pub mod text;
 
 use crate::model::*;
 pub use family::{Families, ToolKind};
@@ -34,8 +35,8 @@ pub struct CallInfo {
     /// Length of the arguments' JSON (bytes): what the call put into the context.
     pub args_chars: u64,
     /// The arguments as recorded (file contents of writes, edit texts), for guards that
-    /// read what a call wrote.
-    pub args: serde_json::Map<String, serde_json::Value>,
+    /// read what a call wrote; the recorded event's own map, shared.
+    pub args: Arc<serde_json::Map<String, serde_json::Value>>,
     /// The working directory the call ran in, if known.
     pub cwd: Option<String>,
     /// What a shell call's grammar says (`None` for other tools).
@@ -259,7 +260,7 @@ impl RunState {
             ShellFacts::of(&shell::in_dir(raw, call_cwd, run_cwd), run_cwd)
         });
         // Serialized once: the canonical identity and the context weight both come from it.
-        let args_json = serde_json::Value::Object(call.args.clone()).to_string();
+        let args_json = serde_json::to_string(&*call.args).unwrap_or_default();
         let info = Arc::new(CallInfo {
             call_id: call.call_id.clone(),
             tool: call.tool.clone(),
@@ -269,7 +270,7 @@ impl RunState {
             agent: at.agent.clone(),
             canonical: format!("{}:{args_json}", call.tool),
             args_chars: args_json.len() as u64,
-            args: call.args.clone(),
+            args: Arc::clone(&call.args),
             cwd: call_cwd.or(run_cwd).map(str::to_string),
             shell,
         });
@@ -299,7 +300,7 @@ impl RunState {
             agent: at.agent.clone(),
             canonical: family,
             args_chars: 0,
-            args: serde_json::Map::new(),
+            args: Arc::default(),
             cwd: self.cwd.clone(),
             shell: None,
         })
@@ -392,7 +393,7 @@ mod tests {
             kind: EventKind::ToolCall(ToolCall {
                 call_id: "c".into(),
                 tool: "file_edit".into(),
-                args,
+                args: args.into(),
                 cwd: None,
             }),
         };

@@ -5,6 +5,8 @@
 //! root refinement of seed 000: a generic error count taken from the failing action's
 //! own output (`error:`, `error TS`, `error[`, `N failed`, `FAIL`), with no tool names.
 
+use super::text;
+
 /// The error class of a failed call, unified across harness wordings.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum ErrorClass {
@@ -204,14 +206,21 @@ fn scan(output: &str) -> Scan {
     };
     let mut totals = Totals::default();
     for line in output.lines() {
+        // Every phrase looked for below, but `FAIL` and an exception's name, holds `error`
+        // or `fail`: most lines hold neither and are spared the dozen searches.
+        let error = text::contains(line, "error");
+        let fail = text::contains(line, "fail");
         let trimmed = line.trim_start();
-        let checker_line = is_diagnostic_line(line)
+        let checker_line = (error && is_diagnostic_line(line))
             || trimmed.starts_with("FAIL")
             || trimmed.starts_with("--- FAIL");
         if checker_line || is_uncaught_exception(trimmed) {
             scan.count = scan.count.saturating_add(1);
             scan.counted = true;
             scan.checker |= checker_line;
+        }
+        if !(error || fail) {
+            continue;
         }
         if let Some(n) = number_before(line, " failed") {
             scan.count = scan.count.saturating_add(n);
@@ -257,7 +266,7 @@ fn reported_total(line: &str) -> Option<(usize, u32)> {
     }
     let mut unittest: Option<u32> = None;
     for key in ["failures=", "errors="] {
-        if let Some(i) = line.find(key) {
+        if let Some(i) = text::find(line, key) {
             let digits: String = line[i + key.len()..]
                 .chars()
                 .take_while(char::is_ascii_digit)
@@ -303,17 +312,25 @@ fn is_uncaught_exception(trimmed: &str) -> bool {
 }
 
 fn is_diagnostic_line(line: &str) -> bool {
-    if line.contains("error:") || line.contains("error[") {
+    if text::contains(line, "error:") || text::contains(line, "error[") {
         return true;
     }
-    // tsc: `error TS2304: Cannot find name`.
-    line.match_indices("error TS")
-        .any(|(i, m)| line[i + m.len()..].starts_with(|c: char| c.is_ascii_digit()))
+    // tsc: `error TS2304: Cannot find name` (any occurrence followed by a digit).
+    const TSC: &str = "error TS";
+    let mut from = 0;
+    while let Some(i) = text::find(&line[from..], TSC) {
+        let end = from + i + TSC.len();
+        if line[end..].starts_with(|c: char| c.is_ascii_digit()) {
+            return true;
+        }
+        from = end;
+    }
+    false
 }
 
 /// The integer written right before `word` (e.g. `3` in `3 failed`), if any.
 fn number_before(line: &str, word: &str) -> Option<u32> {
-    let i = line.find(word)?;
+    let i = text::find(line, word)?;
     let digits: String = line[..i]
         .chars()
         .rev()
@@ -334,8 +351,8 @@ pub fn pass_signal(output: &str) -> bool {
             || t.starts_with("ok ")
             || t.starts_with("ok\t")
             || t.starts_with("PASS")
-            || line.contains("test result: ok")
-            || line.contains(" 0 errors")
+            || text::contains(line, "test result: ok")
+            || text::contains(line, " 0 errors")
             || t.starts_with("0 errors")
     })
 }

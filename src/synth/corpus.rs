@@ -197,7 +197,7 @@ pub fn write_corpus_with(
 }
 
 /// Creates `out`, refusing one that exists and is not empty unless `force`.
-fn prepare_out(out: &Path, force: bool) -> io::Result<()> {
+pub(super) fn prepare_out(out: &Path, force: bool) -> io::Result<()> {
     match fs::metadata(out) {
         Ok(meta) if !meta.is_dir() => {
             return Err(io::Error::new(
@@ -229,7 +229,7 @@ fn prepare_out(out: &Path, force: bool) -> io::Result<()> {
 
 /// Removes whatever is at `path` (a directory tree, a file, or a symlink itself, never
 /// what it points to), so the project written there starts empty.
-fn remove_entry(path: &Path) -> io::Result<()> {
+pub(super) fn remove_entry(path: &Path) -> io::Result<()> {
     let removed = match fs::symlink_metadata(path) {
         Ok(meta) if meta.is_dir() => fs::remove_dir_all(path),
         Ok(_) => fs::remove_file(path),

@@ -6,6 +6,7 @@
 
 pub mod corpus;
 mod eco;
+pub mod loops;
 mod outputs;
 mod rng;
 mod session;
@@ -292,7 +293,7 @@ pub fn event_json(e: &crate::model::Event) -> Value {
     let mut v = match &e.kind {
         K::SessionStart { cwd } => json!({"type": "session_start", "cwd": cwd}),
         K::ToolCall(c) => json!({"type": "tool_call", "callId": c.call_id, "tool": c.tool,
-            "args": Value::Object(c.args.clone()), "cwd": c.cwd}),
+            "args": Value::Object((*c.args).clone()), "cwd": c.cwd}),
         K::ToolResult(r) => {
             json!({"type": "tool_result", "callId": r.call_id, "success": r.success,
             "errorClass": r.error_class, "output": r.output, "outputChars": r.output_chars,

@@ -12,6 +12,7 @@
 //! (`read_sensor`, `SensorConfig`), anywhere as a whole word.
 
 use super::lex::is_ident_char;
+use crate::normalize::text;
 use std::collections::BTreeSet;
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -36,21 +37,24 @@ pub fn parse(output: &str) -> Vec<Diagnostic<'_>> {
 }
 
 fn parse_line(line: &str) -> Option<Diagnostic<'_>> {
-    if let Some(d) = tsc(line) {
-        return Some(d);
-    }
-    for (marker, error) in GCC_MARKERS {
-        if let Some(at) = line.find(marker) {
-            let path = location(&line[..at]).unwrap_or("");
-            let message = &line[at + marker.len()..];
-            return Some(Diagnostic {
-                path,
-                error,
-                message,
-            });
+    // Every form but the linker's has a `:` (tsc's after its code); most lines have none.
+    if line.contains(':') {
+        if let Some(d) = tsc(line) {
+            return Some(d);
+        }
+        for (marker, error) in GCC_MARKERS {
+            if let Some(at) = text::find(line, marker) {
+                let path = location(&line[..at]).unwrap_or("");
+                let message = &line[at + marker.len()..];
+                return Some(Diagnostic {
+                    path,
+                    error,
+                    message,
+                });
+            }
         }
     }
-    let at = line.find(LINKER_PHRASE)?;
+    let at = text::find(line, LINKER_PHRASE)?;
     Some(Diagnostic {
         path: line.split(':').next().unwrap_or(""),
         error: true,
@@ -60,7 +64,7 @@ fn parse_line(line: &str) -> Option<Diagnostic<'_>> {
 
 /// `path(line,col): error TS1234: msg` or `path:line:col - error TS1234: msg`.
 fn tsc(line: &str) -> Option<Diagnostic<'_>> {
-    let at = line.find("error TS")?;
+    let at = text::find(line, "error TS")?;
     let code_end = line[at + 8..].find(": ")? + at + 8;
     if !line[at + 8..code_end].chars().all(|c| c.is_ascii_digit()) {
         return None;

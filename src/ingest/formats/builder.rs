@@ -4,11 +4,10 @@
 //! their results follow; messages build the history from which context frames are
 //! reconstructed where the format has none ("what the model was sent at each request,
 //! minus compactions"). Frames are kept for at most [`MAX_FRAMES`] requests, spread evenly
-//! over the run, and share message text (`Arc<str>`), so a long session stays cheap.
+//! over the run, and share message text ([`crate::model::Text`]), so a long session stays cheap.
 
 use crate::ingest::{IngestStats, LoadedRun, Problems};
 use crate::model::*;
-use std::sync::Arc;
 
 /// Reconstructed frames kept per run: enough for evidence folding and curves.
 pub const MAX_FRAMES: usize = 64;
@@ -134,7 +133,7 @@ impl Builder {
     pub fn message(&mut self, role: &str, content: &str, tool_call_id: Option<&str>) {
         self.history.push(Message {
             role: role.to_string(),
-            content: Arc::from(content),
+            content: content.into(),
             tool_call_id: tool_call_id.map(str::to_string),
         });
     }
@@ -163,7 +162,7 @@ impl Builder {
             EventKind::ToolCall(ToolCall {
                 call_id: call_id.to_string(),
                 tool,
-                args,
+                args: args.into(),
                 cwd,
             }),
         );
