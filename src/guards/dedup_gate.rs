@@ -27,6 +27,7 @@ use crate::model::tokens_from_chars;
 use crate::normalize::{CallInfo, ErrorClass, NormEvent, Outcome, RunState, Step};
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Arc;
 
 /// (agent, working directory, canonical call).
 type Key = (String, String, String);
@@ -61,9 +62,12 @@ pub struct DedupGate {
     /// (agent, cwd, canonical call) -> the earlier result.
     earlier: BTreeMap<Key, Earlier>,
     pending: BTreeMap<String, Blocked>,
-    blocked: BTreeSet<String>,
-    /// Call ids named by recorded `dedup` events (`None`: no resolvable call).
-    recorded: Vec<Option<String>>,
+    /// The calls blocked, in stream order (one may repeat in a log that reuses call ids).
+    /// The calls themselves, shared, not copies of their ids: a stuck loop blocks one at
+    /// every turn, and a set of that many strings cost more to free than to fill.
+    blocked: Vec<Arc<CallInfo>>,
+    /// Calls named by recorded `dedup` events (`None`: no resolvable call).
+    recorded: Vec<Option<Arc<CallInfo>>>,
     outcome_differed: u64,
     tokens_suppressed: u64,
 }
@@ -83,7 +87,7 @@ impl Spec for DedupGate {
             last_mutation: None,
             earlier: BTreeMap::new(),
             pending: BTreeMap::new(),
-            blocked: BTreeSet::new(),
+            blocked: Vec::new(),
             recorded: Vec::new(),
             outcome_differed: 0,
             tokens_suppressed: 0,
@@ -101,24 +105,30 @@ impl Guard for DedupGate {
         match &event.step {
             Step::Call(call) => self.on_call(call),
             Step::Result { call, outcome, .. } => self.on_result(event, call, outcome, firings),
-            Step::Dedup { call, .. } => {
-                self.recorded.push(call.as_ref().map(|c| c.call_id.clone()));
-            }
+            Step::Dedup { call, .. } => self.recorded.push(call.clone()),
             _ => {}
         }
     }
 
     fn finish_run(&mut self, _run: &RunMeta<'_>, _state: &RunState, _f: &mut Firings) -> Metrics {
-        let named: BTreeSet<&String> = self.recorded.iter().flatten().collect();
+        let mut blocked: Vec<&str> = self.blocked.iter().map(|c| c.call_id.as_str()).collect();
+        blocked.sort_unstable();
+        blocked.dedup();
+        let named: BTreeSet<&str> = self
+            .recorded
+            .iter()
+            .flatten()
+            .map(|c| c.call_id.as_str())
+            .collect();
         let agree = self
             .recorded
             .iter()
             .flatten()
-            .filter(|id| self.blocked.contains(*id))
+            .filter(|c| blocked.binary_search(&c.call_id.as_str()).is_ok())
             .count();
-        let only_replayed = self.blocked.iter().filter(|id| !named.contains(id)).count();
+        let only_replayed = blocked.iter().filter(|id| !named.contains(*id)).count();
         let mut m = Metrics::new();
-        m.insert("replayed".into(), self.blocked.len().into());
+        m.insert("replayed".into(), blocked.len().into());
         m.insert("recorded".into(), self.recorded.len().into());
         m.insert("agree".into(), agree.into());
         m.insert(
@@ -153,7 +163,7 @@ impl DedupGate {
     fn on_result(
         &mut self,
         event: &NormEvent<'_>,
-        call: &CallInfo,
+        call: &Arc<CallInfo>,
         outcome: &Outcome,
         firings: &mut Firings,
     ) {
@@ -196,7 +206,7 @@ impl DedupGate {
             .family(call.families.action.clone())
             .detail(detail)
             .subject(call.call_id.clone());
-        self.blocked.insert(call.call_id.clone());
+        self.blocked.push(Arc::clone(call));
         self.tokens_suppressed = self.tokens_suppressed.saturating_add(tokens);
     }
 
