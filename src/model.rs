@@ -203,10 +203,25 @@ pub struct Event {
 /// One message of a context-window frame.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Message {
-    pub role: String,
+    pub role: Role,
     pub content: Text,
     /// The tool call a `tool` message answers, when the dump links it.
-    pub tool_call_id: Option<String>,
+    pub tool_call_id: Option<Text>,
+}
+
+/// Who a message is from. Every frame repeats its messages' roles, so the roles formats
+/// use are shared statics rather than a string allocated per message ([`role`]).
+pub type Role = std::borrow::Cow<'static, str>;
+
+/// The [`Role`] named `name`.
+pub fn role(name: &str) -> Role {
+    match name {
+        "system" => Role::Borrowed("system"),
+        "user" => Role::Borrowed("user"),
+        "assistant" => Role::Borrowed("assistant"),
+        "tool" => Role::Borrowed("tool"),
+        other => Role::Owned(other.to_string()),
+    }
 }
 
 /// A message's text, shared rather than copied, with its length in characters.

@@ -7,7 +7,7 @@ mod common;
 use common::{replay, replay_loaded};
 use hindsight::config::Config;
 use hindsight::guards::evidence::plan_frame;
-use hindsight::model::{Frame, Message};
+use hindsight::model::{Frame, Message, Text};
 use hindsight::normalize::RunState;
 use hindsight::replay::RunReplay;
 use hindsight::synth::Run;
@@ -149,9 +149,9 @@ fn td03_edit_families_are_target_specific() {
 
 fn message(role: &str, content: &str, call: Option<&str>) -> Message {
     Message {
-        role: role.into(),
+        role: hindsight::model::role(role),
         content: content.into(),
-        tool_call_id: call.map(String::from),
+        tool_call_id: call.map(Text::from),
     }
 }
 

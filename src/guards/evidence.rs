@@ -204,7 +204,7 @@ fn evidence_item(
         return None;
     }
     if let Some(id) = &m.tool_call_id {
-        if let (Some(call), Some(outcome)) = (run.call(id), run.outcome(id)) {
+        if let (Some(call), Some(outcome)) = (run.call(id.as_str()), run.outcome(id.as_str())) {
             let item = Item {
                 index,
                 success: outcome.success,

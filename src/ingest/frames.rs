@@ -69,9 +69,10 @@ pub fn parse_frame_owned(
     bytes.truncate(len);
     let mut spans: Vec<(usize, usize)> = pieces
         .iter()
+        .flat_map(|(content, id)| [Some(content), id.as_ref()])
         .filter_map(|p| match p {
-            Piece::At(start, end) => Some((*start, *end)),
-            Piece::Own(_) => None,
+            Some(Piece::At(start, end)) => Some((*start, *end)),
+            _ => None,
         })
         .collect();
     spans.sort_unstable();
@@ -91,16 +92,17 @@ pub fn parse_frame_owned(
         Err(e) => {
             let bytes = e.into_bytes();
             let mut arena = String::new();
+            let mut copy = |p: Piece| match p {
+                Piece::At(start, end) => {
+                    let from = arena.len();
+                    arena.push_str(&String::from_utf8_lossy(&bytes[start..end]));
+                    Piece::At(from, arena.len())
+                }
+                own => own,
+            };
             let pieces = pieces
                 .into_iter()
-                .map(|p| match p {
-                    Piece::At(start, end) => {
-                        let from = arena.len();
-                        arena.push_str(&String::from_utf8_lossy(&bytes[start..end]));
-                        Piece::At(from, arena.len())
-                    }
-                    own => own,
-                })
+                .map(|(content, id)| (copy(content), id.map(&mut copy)))
                 .collect();
             Ok(frame.with_text(&Arc::new(arena), pieces))
         }
@@ -114,18 +116,29 @@ enum Piece {
     Own(String),
 }
 
+impl Piece {
+    fn into_text(self, doc: &Arc<String>) -> Text {
+        match self {
+            // Always a span (the pieces were `str`s of `doc`); a copy otherwise.
+            Piece::At(start, end) => Text::span(doc, start, end).unwrap_or_else(|| {
+                let bytes = doc.as_bytes().get(start..end).unwrap_or_default();
+                Text::from(String::from_utf8_lossy(bytes).as_ref())
+            }),
+            Piece::Own(text) => Text::from(text),
+        }
+    }
+}
+
+/// Where a message's content and its tool call id are.
+type MessagePieces = (Piece, Option<Piece>);
+
 impl Frame {
-    /// The frame with each message's content set from `pieces` (in message order).
-    fn with_text(mut self, doc: &Arc<String>, pieces: Vec<Piece>) -> Frame {
-        for (message, piece) in self.messages.iter_mut().zip(pieces) {
-            message.content = match piece {
-                // Always a span (the pieces were `str`s of `doc`); a copy otherwise.
-                Piece::At(start, end) => Text::span(doc, start, end).unwrap_or_else(|| {
-                    let bytes = doc.as_bytes().get(start..end).unwrap_or_default();
-                    Text::from(String::from_utf8_lossy(bytes).as_ref())
-                }),
-                Piece::Own(text) => Text::from(text),
-            };
+    /// The frame with each message's content and call id set from `pieces` (in message
+    /// order).
+    fn with_text(mut self, doc: &Arc<String>, pieces: Vec<MessagePieces>) -> Frame {
+        for (message, (content, id)) in self.messages.iter_mut().zip(pieces) {
+            message.content = content.into_text(doc);
+            message.tool_call_id = id.map(|id| id.into_text(doc));
         }
         self
     }
@@ -162,7 +175,7 @@ fn frame_from(
     obj: &Object<'_>,
     path: &str,
     keep: &mut dyn FnMut(&str) -> Piece,
-) -> Result<(Frame, Vec<Piece>), FieldError> {
+) -> Result<(Frame, Vec<MessagePieces>), FieldError> {
     let turn = as_u32(required(obj, "turn", "turn")?, "turn")?;
     let list = req_array(obj, "messages")?;
     let mut messages = Vec::with_capacity(list.len());
@@ -206,7 +219,7 @@ fn message_from(
     v: &BorrowedValue<'_>,
     empty: &Text,
     keep: &mut dyn FnMut(&str) -> Piece,
-) -> Result<(Message, Piece), FieldError> {
+) -> Result<(Message, MessagePieces), FieldError> {
     let obj = v.as_object().ok_or_else(|| {
         FieldError::new(
             "",
@@ -216,7 +229,7 @@ fn message_from(
             },
         )
     })?;
-    let role = req_str(obj, "role")?.to_string();
+    let role = role(req_str(obj, "role")?);
     let piece = match obj.get("content") {
         None => Piece::At(0, 0),
         Some(c) if c.is_null() => Piece::At(0, 0),
@@ -230,16 +243,16 @@ fn message_from(
             )
         })?,
     };
-    let tool_call_id = match opt_string(obj, "toolCallId")? {
+    let tool_call_id = match opt_str(obj, "toolCallId")? {
         Some(id) => Some(id),
-        None => opt_string(obj, "callId")?,
+        None => opt_str(obj, "callId")?,
     };
     let message = Message {
         role,
         content: empty.clone(),
-        tool_call_id,
+        tool_call_id: None,
     };
-    Ok((message, piece))
+    Ok((message, (piece, tool_call_id.map(keep))))
 }
 
 /// A message's text: a string, or the `text` of each part of a content array, joined.

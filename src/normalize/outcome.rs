@@ -188,6 +188,7 @@ pub fn diagnostic_signal(output: &str, filtered: bool) -> Option<Signal> {
 }
 
 /// One pass over an output's lines.
+#[derive(Debug, PartialEq, Eq)]
 struct Scan {
     count: u32,
     /// A diagnostic line or an `N failed` summary was seen.
@@ -197,7 +198,20 @@ struct Scan {
     reported: Option<u32>,
 }
 
+/// What a line must hold for [`scan`] to count anything in it: `error` or `fail` for the
+/// diagnostics and totals, `FAIL` for a test runner's line, `Error` or `Exception` for an
+/// uncaught exception's name. Other lines are not looked at.
+const SCAN_PHRASES: [&str; 5] = ["error", "fail", "FAIL", "Error", "Exception"];
+
+static SCAN_FINDERS: std::sync::LazyLock<Vec<memchr::memmem::Finder<'static>>> =
+    std::sync::LazyLock::new(|| text::finders(&SCAN_PHRASES));
+
 fn scan(output: &str) -> Scan {
+    scan_lines(text::lines_holding(output, &SCAN_FINDERS))
+}
+
+/// The scan of these lines (an output's, or those of its lines [`scan`] looks at).
+fn scan_lines<'a>(lines: impl Iterator<Item = &'a str>) -> Scan {
     let mut scan = Scan {
         count: 0,
         counted: false,
@@ -205,7 +219,7 @@ fn scan(output: &str) -> Scan {
         reported: None,
     };
     let mut totals = Totals::default();
-    for line in output.lines() {
+    for line in lines {
         // Every phrase looked for below, but `FAIL` and an exception's name, holds `error`
         // or `fail`: most lines hold neither and are spared the dozen searches.
         let error = text::contains(line, "error");
@@ -329,32 +343,39 @@ fn is_diagnostic_line(line: &str) -> bool {
 }
 
 /// The integer written right before `word` (e.g. `3` in `3 failed`), if any.
-fn number_before(line: &str, word: &str) -> Option<u32> {
+fn number_before(line: &str, word: &'static str) -> Option<u32> {
     let i = text::find(line, word)?;
-    let digits: String = line[..i]
-        .chars()
+    let before = &line.as_bytes()[..i];
+    let digits = before
+        .iter()
         .rev()
-        .take_while(char::is_ascii_digit)
-        .collect::<Vec<_>>()
-        .into_iter()
-        .rev()
-        .collect();
-    digits.parse().ok()
+        .take_while(|b| b.is_ascii_digit())
+        .count();
+    // ASCII digits end right before a match of `word`: a slice on character boundaries.
+    line[i - digits..i].parse().ok()
 }
+
+/// What a line must hold for [`pass_signal`] to find a pass in it.
+const PASS_PHRASES: [&str; 4] = [" passed", "ok", "PASS", "0 errors"];
+
+static PASS_FINDERS: std::sync::LazyLock<Vec<memchr::memmem::Finder<'static>>> =
+    std::sync::LazyLock::new(|| text::finders(&PASS_PHRASES));
 
 /// Whether a successful output reports checks that passed (`5 passed`, `ok  pkg`,
 /// `test result: ok`, `0 errors`): evidence the command verifies something.
 pub fn pass_signal(output: &str) -> bool {
-    output.lines().any(|line| {
-        let t = line.trim_start();
-        number_before(line, " passed").is_some()
-            || t.starts_with("ok ")
-            || t.starts_with("ok\t")
-            || t.starts_with("PASS")
-            || text::contains(line, "test result: ok")
-            || text::contains(line, " 0 errors")
-            || t.starts_with("0 errors")
-    })
+    text::lines_holding(output, &PASS_FINDERS).any(is_pass_line)
+}
+
+fn is_pass_line(line: &str) -> bool {
+    let t = line.trim_start();
+    number_before(line, " passed").is_some()
+        || t.starts_with("ok ")
+        || t.starts_with("ok\t")
+        || t.starts_with("PASS")
+        || text::contains(line, "test result: ok")
+        || text::contains(line, " 0 errors")
+        || t.starts_with("0 errors")
 }
 
 #[cfg(test)]
@@ -416,6 +437,22 @@ mod tests {
         );
         assert_eq!(failure_signal("Found 2 errors."), None);
         assert_eq!(failure_signal(""), None);
+    }
+
+    proptest::proptest! {
+        /// Lines without one of [`SCAN_PHRASES`] ([`PASS_PHRASES`]) count nothing: skipping
+        /// them changes no scan (pass signal). Outputs are drawn from the phrases, numbers and punctuation that matter.
+        #[test]
+        fn scanning_only_lines_holding_a_phrase_changes_nothing(
+            lines in proptest::collection::vec(
+                "(error|Error|fail|FAIL|Exception|ok|PASS|passed|failed|Found| |:|\\[|3|12|TS2|=|,|x|\r)*",
+                0..8,
+            )
+        ) {
+            let output = lines.join("\n");
+            proptest::prop_assert_eq!(scan(&output), scan_lines(output.lines()));
+            proptest::prop_assert_eq!(pass_signal(&output), output.lines().any(is_pass_line));
+        }
     }
 
     #[test]

@@ -372,7 +372,7 @@ pub fn frame_json(f: &crate::model::Frame) -> Value {
         "messages": f.messages.iter().map(|m| {
             let mut v = json!({"role": m.role, "content": &*m.content});
             if let Some(id) = &m.tool_call_id {
-                v["toolCallId"] = json!(id);
+                v["toolCallId"] = json!(id.as_str());
             }
             v
         }).collect::<Vec<_>>(),

@@ -132,9 +132,9 @@ impl Builder {
     /// A message the model will see from now on (user text, tool output, summaries).
     pub fn message(&mut self, role: &str, content: &str, tool_call_id: Option<&str>) {
         self.history.push(Message {
-            role: role.to_string(),
+            role: crate::model::role(role),
             content: content.into(),
-            tool_call_id: tool_call_id.map(str::to_string),
+            tool_call_id: tool_call_id.map(Text::from),
         });
     }
 
