@@ -9,6 +9,7 @@
 use crate::model::{tokens_from_chars, Frame, Message};
 use crate::normalize::outcome::failure_signal;
 use crate::normalize::RunState;
+use std::borrow::Cow;
 use std::collections::{BTreeMap, HashMap};
 
 /// Characters of the one-line summary that replaces what was folded.
@@ -52,23 +53,15 @@ pub fn plan_frame(frame: &Frame, run: &RunState, marker: &str) -> FoldPlan {
     // same dispatch; the plan is computed once and handed to both. The key names the frame
     // (its address, file, turn and size), the run state it was resolved against and the
     // marker, so a stale entry can never be mistaken for the current frame.
-    let key = PlanKey {
-        frame: frame as *const Frame as usize,
-        run: run as *const RunState as usize,
-        turn: frame.turn,
-        messages: frame.messages.len(),
-        source: frame.source.clone(),
-        marker: marker.to_string(),
-    };
     LAST_PLAN.with(|last| {
         let mut last = last.borrow_mut();
-        if let Some((k, plan)) = last.as_ref() {
-            if *k == key {
+        if let Some((key, plan)) = last.as_ref() {
+            if key.names(frame, run, marker) {
                 return plan.clone();
             }
         }
         let plan = compute_plan(frame, run, marker);
-        *last = Some((key, plan.clone()));
+        *last = Some((PlanKey::of(frame, run, marker), plan.clone()));
         plan
     })
 }
@@ -83,13 +76,38 @@ struct PlanKey {
     marker: String,
 }
 
+impl PlanKey {
+    fn of(frame: &Frame, run: &RunState, marker: &str) -> Self {
+        Self {
+            frame: frame as *const Frame as usize,
+            run: run as *const RunState as usize,
+            turn: frame.turn,
+            messages: frame.messages.len(),
+            source: frame.source.clone(),
+            marker: marker.to_string(),
+        }
+    }
+
+    /// Whether this is the key of `frame` resolved against `run` with `marker` (compared
+    /// field by field, so asking costs no copy).
+    fn names(&self, frame: &Frame, run: &RunState, marker: &str) -> bool {
+        self.frame == frame as *const Frame as usize
+            && self.run == run as *const RunState as usize
+            && self.turn == frame.turn
+            && self.messages == frame.messages.len()
+            && self.source == frame.source
+            && self.marker == marker
+    }
+}
+
 thread_local! {
     /// The last frame's plan on this thread (a project replays on one thread).
     static LAST_PLAN: std::cell::RefCell<Option<(PlanKey, FoldPlan)>> = const { std::cell::RefCell::new(None) };
 }
 
 fn compute_plan(frame: &Frame, run: &RunState, marker: &str) -> FoldPlan {
-    let mut families: BTreeMap<String, Vec<Item>> = BTreeMap::new();
+    // Keyed by the linked call's family (borrowed from the run) or the masked first line.
+    let mut families: BTreeMap<Cow<'_, str>, Vec<Item>> = BTreeMap::new();
     let mut synthetic = Repeats::default();
     let mut plan = FoldPlan::default();
     let mut folded_repeat_groups = 0;
@@ -193,12 +211,12 @@ fn kept(items: &[Item]) -> Vec<usize> {
 /// A tool message, or a system message opening with the evidence marker, as
 /// (family, item). Linked evidence takes its call's family and outcome; an unlinked
 /// evidence block is keyed by its masked first line.
-fn evidence_item(
+fn evidence_item<'r>(
     index: usize,
     m: &Message,
-    run: &RunState,
+    run: &'r RunState,
     marker: &str,
-) -> Option<(String, Item)> {
+) -> Option<(Cow<'r, str>, Item)> {
     let is_marked = m.role == "system" && m.content.trim_start().starts_with(marker);
     if m.role != "tool" && !is_marked {
         return None;
@@ -211,7 +229,7 @@ fn evidence_item(
                 mutation: outcome.mutation,
                 verification: outcome.verification,
             };
-            return Some((call.families.action.clone(), item));
+            return Some((Cow::Borrowed(call.families.action.as_str()), item));
         }
     }
     let head = m.content.trim_start().lines().next().unwrap_or_default();
@@ -229,7 +247,7 @@ fn evidence_item(
         mutation: false,
         verification: false,
     };
-    Some((mask_numbers(head), item))
+    Some((Cow::Owned(mask_numbers(head)), item))
 }
 
 /// Text with every run of digits replaced by `#` and whitespace collapsed, so blocks that
