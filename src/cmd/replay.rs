@@ -8,8 +8,10 @@ use crate::cost::Prices;
 use crate::output::{Entry, Staged};
 use crate::replay::RunReplay;
 use crate::report::frames::{write_tables, TableKind};
-use crate::report::json::JsonStream;
-use crate::report::{render_table, Format, Report, RunReport, SummaryBuilder, UnreadReport};
+use crate::report::json::{run_entry, JsonStream};
+use crate::report::{
+    render_table, Format, Report, RunReport, RunTally, SummaryBuilder, UnreadReport,
+};
 use anyhow::{bail, Context, Result};
 use std::io::Write;
 use std::path::PathBuf;
@@ -121,13 +123,19 @@ fn write_report(
     let mut stream = JsonStream::begin_current(out)?;
     let mut summary = SummaryBuilder::default();
     let mut failed = None;
-    let costed = |r: RunReplay| RunReport::of(&r, prices);
-    args.input.replay_each(projects, config, &costed, |run| {
-        if failed.is_none() {
-            failed = stream.run(&run).err();
-        }
-        summary.add(&run);
-    })?;
+    // Each run becomes its entry's bytes and its tally where it was replayed: that is all
+    // a run waiting for its turn holds.
+    let written = |r: RunReplay| {
+        let run = RunReport::of(&r, prices);
+        (run_entry(&run), RunTally::of(&run))
+    };
+    args.input
+        .replay_each(projects, config, &written, |(entry, tally)| {
+            if failed.is_none() {
+                failed = entry.and_then(|entry| stream.run_entry(&entry)).err();
+            }
+            summary.add_tally(&tally);
+        })?;
     if let Some(e) = failed {
         return Err(e.into());
     }

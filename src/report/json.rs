@@ -38,9 +38,14 @@ impl<'w> JsonStream<'w> {
 
     /// Writes the next run's entry.
     pub fn run(&mut self, run: &RunReport) -> std::io::Result<()> {
+        self.run_entry(&run_entry(run)?)
+    }
+
+    /// Writes the next run's entry, serialized by [`run_entry`].
+    pub fn run_entry(&mut self, entry: &[u8]) -> std::io::Result<()> {
         let separator = if self.runs == 0 { "\n    " } else { ",\n    " };
         self.out.write_all(separator.as_bytes())?;
-        nested(&mut *self.out, run, "    ")?;
+        self.out.write_all(entry)?;
         self.runs += 1;
         Ok(())
     }
@@ -67,6 +72,15 @@ impl<'w> JsonStream<'w> {
         }
         out.write_all(b"\n}\n")
     }
+}
+
+/// A run's entry as the report holds it (its bytes at their nesting depth): a replay
+/// serializes each run where it was replayed and keeps only these bytes until the run's
+/// turn to be written.
+pub fn run_entry(run: &RunReport) -> std::io::Result<Vec<u8>> {
+    let mut entry = Vec::new();
+    nested(&mut entry, run, "    ")?;
+    Ok(entry)
 }
 
 /// `value` pretty-printed at a nesting depth whose lines start with `indent`, its first

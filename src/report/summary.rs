@@ -8,6 +8,57 @@ use crate::model::sum_tokens;
 use std::collections::BTreeSet;
 
 /// The summary of the runs added so far, in the order they were added.
+/// What the summary needs of one run: a few figures, instead of its whole entry, so a
+/// replay can hold many runs waiting for their turn in little memory (issue #13).
+#[derive(Debug, Clone, PartialEq)]
+pub struct RunTally {
+    project: String,
+    turns: usize,
+    tokens_total: u64,
+    tokens_estimated: u64,
+    tokens_saved: u64,
+    cost_usd: Option<f64>,
+    cost_saved_usd: Option<f64>,
+    cost_unpriced_tokens: u64,
+    skipped_records: u64,
+    /// Per guard, in registry order.
+    guards: Vec<GuardTally>,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+struct GuardTally {
+    firings: usize,
+    tokens_saved: Option<u64>,
+    cost_saved_usd: Option<f64>,
+}
+
+impl RunTally {
+    pub fn of(run: &RunReport) -> Self {
+        Self {
+            project: run.project.clone(),
+            turns: run.turns,
+            tokens_total: run.tokens_total,
+            tokens_estimated: run.tokens_estimated,
+            tokens_saved: run.savings.combined,
+            cost_usd: run.cost_usd,
+            cost_saved_usd: run.savings.cost_saved_usd.as_ref().map(|c| c.combined),
+            cost_unpriced_tokens: run.cost_unpriced_tokens,
+            skipped_records: run.input.skipped,
+            guards: registry()
+                .iter()
+                .map(|entry| {
+                    let id = entry.info.id;
+                    GuardTally {
+                        firings: run.firings.iter().filter(|f| f.guard == id).count(),
+                        tokens_saved: run.savings.by_guard.get(id).copied(),
+                        cost_saved_usd: run.cost_saved_by(id),
+                    }
+                })
+                .collect(),
+        }
+    }
+}
+
 pub struct SummaryBuilder {
     projects: BTreeSet<String>,
     runs: usize,
@@ -53,6 +104,11 @@ impl Default for SummaryBuilder {
 
 impl SummaryBuilder {
     pub fn add(&mut self, run: &RunReport) {
+        self.add_tally(&RunTally::of(run));
+    }
+
+    /// Adds a run by what the summary needs of it.
+    pub fn add_tally(&mut self, run: &RunTally) {
         if !self.projects.contains(&run.project) {
             self.projects.insert(run.project.clone());
         }
@@ -60,22 +116,19 @@ impl SummaryBuilder {
         self.turns += run.turns;
         self.tokens_total = sum_tokens([self.tokens_total, run.tokens_total]);
         self.tokens_estimated = sum_tokens([self.tokens_estimated, run.tokens_estimated]);
-        self.tokens_saved_combined = sum_tokens([self.tokens_saved_combined, run.savings.combined]);
+        self.tokens_saved_combined = sum_tokens([self.tokens_saved_combined, run.tokens_saved]);
         add_dollars(&mut self.cost_usd, run.cost_usd);
-        let saved = run.savings.cost_saved_usd.as_ref().map(|c| c.combined);
-        add_dollars(&mut self.cost_saved_usd_combined, saved);
+        add_dollars(&mut self.cost_saved_usd_combined, run.cost_saved_usd);
         self.cost_unpriced_tokens =
             sum_tokens([self.cost_unpriced_tokens, run.cost_unpriced_tokens]);
-        self.skipped_records += run.input.skipped;
-        for guard in &mut self.guards {
-            let id = guard.guard.as_str();
-            let firings = run.firings.iter().filter(|f| f.guard == id).count();
-            guard.runs_fired += usize::from(firings > 0);
-            guard.firings += firings;
-            if let Some(&tokens) = run.savings.by_guard.get(id) {
+        self.skipped_records += run.skipped_records;
+        for (guard, tally) in self.guards.iter_mut().zip(&run.guards) {
+            guard.runs_fired += usize::from(tally.firings > 0);
+            guard.firings += tally.firings;
+            if let Some(tokens) = tally.tokens_saved {
                 guard.tokens_saved = sum_tokens([guard.tokens_saved, tokens]);
             }
-            add_dollars(&mut guard.cost_saved_usd, run.cost_saved_by(id));
+            add_dollars(&mut guard.cost_saved_usd, tally.cost_saved_usd);
         }
     }
 
