@@ -26,9 +26,11 @@ pub fn parse_unique<'a>(
     bytes: &'a mut [u8],
     buffers: &mut simd_json::Buffers,
 ) -> Result<BorrowedValue<'a>, FieldError> {
-    let tape = simd_json::to_tape_with_buffers(bytes, buffers)
-        .map_err(|e| FieldError::new("", json_problem(&e)))?;
-    unique_value(tape)
+    with_tape(|tape| {
+        simd_json::fill_tape(bytes, buffers, tape)
+            .map_err(|e| FieldError::new("", json_problem(&e)))?;
+        unique_value(tape)
+    })
 }
 
 /// [`parse_unique`] of the document `bytes[..len]`, where `bytes` holds at least
@@ -39,13 +41,26 @@ pub fn parse_unique_padded<'a>(
     len: usize,
     buffers: &mut simd_json::Buffers,
 ) -> Result<BorrowedValue<'a>, FieldError> {
-    let mut tape = simd_json::Tape::null();
-    simd_json::fill_tape_padded(bytes, len, buffers, &mut tape)
-        .map_err(|e| FieldError::new("", json_problem(&e)))?;
-    unique_value(tape)
+    with_tape(|tape| {
+        simd_json::fill_tape_padded(bytes, len, buffers, tape)
+            .map_err(|e| FieldError::new("", json_problem(&e)))?;
+        unique_value(tape)
+    })
 }
 
-fn unique_value(tape: simd_json::Tape<'_>) -> Result<BorrowedValue<'_>, FieldError> {
+/// Runs `parse` with this thread's tape, emptied: a tape grows to the size of the largest
+/// document, and every frame and event line needs one only until its value is built.
+fn with_tape<'a, T>(parse: impl FnOnce(&mut simd_json::Tape<'a>) -> T) -> T {
+    thread_local! {
+        static TAPE: std::cell::Cell<Option<simd_json::Tape<'static>>> = const { std::cell::Cell::new(None) };
+    }
+    let mut tape = TAPE.take().unwrap_or_else(simd_json::Tape::null).reset();
+    let parsed = parse(&mut tape);
+    TAPE.set(Some(tape.reset()));
+    parsed
+}
+
+fn unique_value<'a>(tape: &simd_json::Tape<'a>) -> Result<BorrowedValue<'a>, FieldError> {
     if let Some(at) = first_duplicate(&tape.0) {
         return Err(FieldError::new(
             path_to(&tape.0, at),
