@@ -69,6 +69,16 @@ impl Config {
         Ok(())
     }
 
+    /// The settings of guard `id` as its own settings type: the object given (partial
+    /// objects keep the other defaults), else the defaults. Settings [`Config::build`]
+    /// refuses are read as the defaults; every command builds the guards first.
+    pub fn settings<S: serde::de::DeserializeOwned + Default>(&self, id: &str) -> S {
+        self.guards
+            .get(id)
+            .and_then(|v| serde_json::from_value(v.clone()).ok())
+            .unwrap_or_default()
+    }
+
     /// One fresh instance of every registered guard, configured.
     pub fn build(&self) -> Result<Vec<Configured>, ConfigError> {
         let entries = registry();

@@ -81,23 +81,11 @@ pub fn request_tokens(t: &TurnUsage) -> (u64, TokenSource) {
 }
 
 pub fn cost(run: &RunReplay, prices: &Prices) -> RunCost {
-    let fallback = single_model(&run.turns);
     let mut out = RunCost::default();
-    let mut requests = Vec::new();
-    for t in run.turns.iter().filter(|t| t.request) {
-        let (tokens, source) = request_tokens(t);
+    let requests = priced_requests(run, prices, |t, tokens, source, priced, model| {
         out.add_tokens(t, tokens, source);
-        let model = t.recorded.model.as_deref().or(fallback);
-        let priced = price(t, tokens, model.and_then(|m| prices.get(m)));
-        out.spend.add(&priced, tokens, model);
-        requests.push(Request {
-            turn: t.turn,
-            agent: t.agent.clone(),
-            tokens,
-            usd: priced.usd,
-            prompt_rate: priced.prompt_rate,
-        });
-    }
+        out.spend.add(priced, tokens, model);
+    });
     let timeline = Timeline::new(&requests, &run.compactions);
     let mut by_guard: BTreeMap<&'static str, Vec<&Firing>> = BTreeMap::new();
     for f in &run.firings {
@@ -117,6 +105,50 @@ pub fn cost(run: &RunReplay, prices: &Prices) -> RunCost {
         .map(|f| f.turn)
         .min();
     out
+}
+
+/// The run's requests in turn order, each with its tokens and dollars; `each` sees every
+/// one as it is priced.
+fn priced_requests(
+    run: &RunReplay,
+    prices: &Prices,
+    mut each: impl FnMut(&TurnUsage, u64, TokenSource, &Priced, Option<&str>),
+) -> Vec<Request> {
+    let fallback = single_model(&run.turns);
+    let mut requests = Vec::new();
+    for t in run.turns.iter().filter(|t| t.request) {
+        let (tokens, source) = request_tokens(t);
+        let model = t.recorded.model.as_deref().or(fallback);
+        let priced = price(t, tokens, model.and_then(|m| prices.get(m)));
+        each(t, tokens, source, &priced, model);
+        requests.push(Request {
+            turn: t.turn,
+            agent: t.agent.clone(),
+            tokens,
+            usd: priced.usd,
+            prompt_rate: priced.prompt_rate,
+        });
+    }
+    requests
+}
+
+/// What the run spent on every request after `turn`, of every thread: what a terminal cut
+/// of the main agent at `turn` saves (the thread rule, [`timeline`]). Dollars are over the
+/// priced requests only.
+pub fn spent_after(run: &RunReplay, prices: &Prices, turn: u32) -> Saved {
+    let requests = priced_requests(run, prices, |_, _, _, _, _| {});
+    let cut = Firing {
+        turn,
+        guard: "",
+        work_order: "",
+        agent: timeline::MAIN.to_string(),
+        action: String::new(),
+        family: None,
+        effect: Effect::Terminal,
+        detail: None,
+        subject: None,
+    };
+    Timeline::new(&requests, &run.compactions).saved(&[&cut])
 }
 
 impl RunCost {

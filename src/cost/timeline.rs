@@ -188,7 +188,8 @@ impl<'a> Timeline<'a> {
     }
 }
 
-const MAIN: &str = "main";
+/// The agent whose terminal firing ends every thread.
+pub(crate) const MAIN: &str = "main";
 
 /// Where terminal firings end the run: the main agent's earliest cuts every thread, a
 /// sub-agent's earliest cuts its own thread.

@@ -179,21 +179,30 @@ impl Labels {
 
     /// The name a run has in the labels file.
     pub fn key(&self, run: &RunReport) -> String {
+        self.key_of(&run.project, &run.run_id)
+    }
+
+    /// The name the run `run_id` of `project` has in the labels file.
+    pub fn key_of(&self, project: &str, run_id: &str) -> String {
         if self.by_run_id {
-            return run.run_id.clone();
+            return run_id.to_string();
         }
-        let project = Path::new(&run.project);
-        let relative = project
+        let relative = Path::new(project)
             .canonicalize()
             .ok()
             .and_then(|p| p.strip_prefix(&self.base).ok().map(Path::to_path_buf))
             .map(|p| crate::ingest::display(&p))
-            .unwrap_or_else(|| run.project.clone());
-        format!("{relative}/{}", run.run_id)
+            .unwrap_or_else(|| project.to_string());
+        format!("{relative}/{run_id}")
     }
 
     pub fn get(&self, run: &RunReport) -> Option<&RunLabel> {
         self.file.runs.get(&self.key(run))
+    }
+
+    /// The label of the run `run_id` of `project`, if it has one.
+    pub fn get_of(&self, project: &str, run_id: &str) -> Option<&RunLabel> {
+        self.file.runs.get(&self.key_of(project, run_id))
     }
 }
 

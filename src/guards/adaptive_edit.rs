@@ -22,8 +22,6 @@
 
 use super::{Effect, Firings, Guard, GuardInfo, Metrics, RunMeta, Spec};
 use crate::model::tokens_from_chars;
-use crate::normalize::family::key_path;
-use crate::normalize::shell::join_path;
 use crate::normalize::{CallInfo, ErrorClass, NormEvent, Outcome, RunState, Step, ToolKind};
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, BTreeSet};
@@ -99,7 +97,7 @@ impl Guard for AdaptiveEdit {
             return;
         };
         if outcome.mutation {
-            for path in changed_paths(call, &raw.paths, run.cwd()) {
+            for path in call.changed_paths(&raw.paths, run.cwd()) {
                 // The file changed: earlier failures no longer describe it.
                 self.streaks.retain(|(file, _), _| *file != path);
             }
@@ -185,18 +183,6 @@ impl AdaptiveEdit {
     }
 }
 
-/// The files a mutation changed, keyed like families (relative to the run's directory,
-/// `run_cwd`): the recorded `paths` (relative ones from the call's directory) and what the
-/// call itself writes.
-fn changed_paths(call: &CallInfo, recorded: &[String], run_cwd: Option<&str>) -> BTreeSet<String> {
-    let mut paths: BTreeSet<String> = recorded
-        .iter()
-        .map(|p| key_path(&join_path(call.cwd.as_deref(), p), run_cwd))
-        .collect();
-    paths.extend(call.written_paths().cloned());
-    paths
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -222,9 +208,9 @@ mod tests {
     #[test]
     fn recorded_paths_are_keyed_like_families() {
         let c = call(ToolKind::Shell, "");
-        let paths = changed_paths(&c, &["/w/src/a.rs".into(), "./b.rs".into()], Some("/w"));
+        let paths = c.changed_paths(&["/w/src/a.rs".into(), "./b.rs".into()], Some("/w"));
         assert_eq!(paths, BTreeSet::from(["b.rs".into(), "src/a.rs".into()]));
         let e = call(ToolKind::Edit, "/w/src/c.rs");
-        assert!(changed_paths(&e, &[], Some("/w")).contains("src/c.rs"));
+        assert!(e.changed_paths(&[], Some("/w")).contains("src/c.rs"));
     }
 }

@@ -242,6 +242,22 @@ impl Breaker {
         (!self.restarted.contains(&key)).then_some(track.rounds)
     }
 
+    /// Every family with rounds, by name (a sub-agent's as `agent: family`, as the
+    /// convergence chart names them): what the next session of the project starts with.
+    pub fn carried(&self) -> Vec<LedgerFamily> {
+        let mut carried: Vec<LedgerFamily> = self
+            .tracks
+            .iter()
+            .filter(|(_, t)| t.rounds > 0)
+            .map(|((agent, family), t)| LedgerFamily {
+                family: series_name(agent, family),
+                rounds: t.rounds,
+            })
+            .collect();
+        carried.sort_by(|a, b| a.family.cmp(&b.family));
+        carried
+    }
+
     /// Current rounds of a family (for tests and reports).
     pub fn rounds(&self, agent: &str, family: &str) -> u32 {
         self.tracks
@@ -268,12 +284,21 @@ pub fn plot_rounds(breaker: &Breaker, before: u32, event: &NormEvent<'_>, firing
         }
         let family = &call.families.action;
         let rounds = breaker.rounds(event.agent, family);
-        let name = if event.agent == "main" {
-            family.clone()
-        } else {
-            format!("{}: {family}", event.agent)
-        };
-        firings.plot(name, event.turn, u64::from(rounds));
+        firings.plot(
+            series_name(event.agent, family),
+            event.turn,
+            u64::from(rounds),
+        );
+    }
+}
+
+/// A family as the rounds series names it: the main agent's by itself, a sub-agent's
+/// prefixed with the agent.
+fn series_name(agent: &str, family: &str) -> String {
+    if agent == MAIN {
+        family.to_string()
+    } else {
+        format!("{agent}: {family}")
     }
 }
 
@@ -373,6 +398,11 @@ impl BreakerGuard {
             .collect()
     }
 
+    /// What the next session starts with ([`Breaker::carried`]).
+    pub fn carried(&self) -> Vec<LedgerFamily> {
+        self.breaker.carried()
+    }
+
     pub fn seed_from_store(&mut self, gap: &[LedgerFamily]) {
         for f in gap {
             self.breaker.seed(MAIN, &f.family, f.rounds);
@@ -414,6 +444,10 @@ macro_rules! breaker_guard {
 
             fn seed_from_store(&mut self, gap: &[$crate::model::LedgerFamily]) {
                 self.breaker.seed_from_store(gap);
+            }
+
+            fn carried(&self) -> Option<Vec<$crate::model::LedgerFamily>> {
+                Some(self.breaker.carried())
             }
         }
     };

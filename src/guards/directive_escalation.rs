@@ -26,7 +26,7 @@
 use super::{Effect, Firings, Guard, GuardInfo, Metrics, RunMeta, Spec};
 use crate::model::Directive;
 use crate::normalize::family::compact;
-use crate::normalize::{CallInfo, ErrorClass, NormEvent, Outcome, RunState, Step, ToolKind};
+use crate::normalize::{CallInfo, NormEvent, Outcome, RunState, Step, ToolKind};
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -208,12 +208,7 @@ impl DirectiveEscalation {
     /// A read, a mutation or a verification attempt answers the pending directive; a call
     /// the harness refused did nothing, whatever its flags say.
     fn result(&mut self, call: &CallInfo, outcome: &Outcome) {
-        if outcome.error_class == Some(ErrorClass::Blocked) {
-            return;
-        }
-        let satisfies = outcome.verification
-            || outcome.mutation
-            || (outcome.success && call.kind == ToolKind::Read);
+        let satisfies = outcome.answers_directive(call);
         let Some(track) = self.tracks.get_mut(&call.agent) else {
             return;
         };

@@ -208,6 +208,14 @@ pub trait Guard: Send {
     /// Before the project's first run: rounds to carry in from the store (seed 000 WO-3,
     /// "a fresh breaker seeded from the store trips on round 1").
     fn seed_from_store(&mut self, _gap: &[LedgerFamily]) {}
+
+    /// What the guard carries into the project's next run, by family, in a stable order
+    /// (a breaker's rounds: seed 000 WO-3, "a resumed session trips immediately"); `None`
+    /// for guards that carry nothing across sessions. Read before each run, so a report
+    /// can say what a resumed session started with.
+    fn carried(&self) -> Option<Vec<LedgerFamily>> {
+        None
+    }
 }
 
 /// How a guard is described and built from its settings.

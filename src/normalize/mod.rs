@@ -60,6 +60,18 @@ impl CallInfo {
             .flat_map(|w| &w.paths);
         own.chain(shell)
     }
+
+    /// The files a mutation by this call changed, keyed like families (relative to the
+    /// run's directory, `run_cwd`): the result's recorded `paths` (relative ones from the
+    /// call's directory) and what the call itself writes ([`CallInfo::written_paths`]).
+    pub fn changed_paths(&self, recorded: &[String], run_cwd: Option<&str>) -> BTreeSet<String> {
+        let mut paths: BTreeSet<String> = recorded
+            .iter()
+            .map(|p| family::key_path(&shell::join_path(self.cwd.as_deref(), p), run_cwd))
+            .collect();
+        paths.extend(self.written_paths().cloned());
+        paths
+    }
 }
 
 /// What a result means, whatever the harness wrote.
@@ -109,6 +121,15 @@ impl Outcome {
         let own = clean.then_some(&call.families.action);
         own.into_iter()
             .chain(self.implies.iter().filter(move |_| clean))
+    }
+
+    /// Whether the result answers a recovery directive (seed 001 WO-TD-02): a verification
+    /// attempt (passing or failing), a mutation (recorded, or inferred from a shell command
+    /// that exited 0), or a successful read. A call the harness refused (`blocked`) did
+    /// nothing, whatever its flags say; a package install answers nothing.
+    pub fn answers_directive(&self, call: &CallInfo) -> bool {
+        self.error_class != Some(ErrorClass::Blocked)
+            && (self.verification || self.mutation || (self.success && call.kind == ToolKind::Read))
     }
 
     /// Its own output reports at least one failure (whatever its exit status).

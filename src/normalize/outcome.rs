@@ -249,6 +249,20 @@ fn scan_lines<'a>(lines: impl Iterator<Item = &'a str>) -> Scan {
     scan
 }
 
+/// The last line of `output` the signal reads (a diagnostic, a `FAIL` line, an uncaught
+/// exception's last line, a failure count or a reported total), trimmed: the line a reader
+/// of a failure looks at first. `None` when the output carries no signal. Each candidate
+/// line is read by [`scan_lines`] itself, so this and the signal never disagree.
+pub fn last_diagnostic_line(output: &str) -> Option<&str> {
+    text::lines_holding(output, &SCAN_FINDERS)
+        .filter(|line| {
+            let s = scan_lines(std::iter::once(*line));
+            s.counted || s.reported.is_some()
+        })
+        .last()
+        .map(str::trim)
+}
+
 /// Summary words a test runner or compiler prints after its count of failures.
 const TOTAL_WORDS: [&str; 7] = [
     " failed",
@@ -453,6 +467,18 @@ mod tests {
             proptest::prop_assert_eq!(scan(&output), scan_lines(output.lines()));
             proptest::prop_assert_eq!(pass_signal(&output), output.lines().any(is_pass_line));
         }
+    }
+
+    #[test]
+    fn the_last_diagnostic_line_is_the_last_line_the_signal_reads() {
+        let gcc = "Compiling a.o\nsrc/a.c:1:1: error: x\nsrc/a.c:2:1: error: y\nmake: *** [all] Error 1\n";
+        assert_eq!(last_diagnostic_line(gcc), Some("src/a.c:2:1: error: y"));
+        let pytest = "FAILED t.py::a\n  ===== 3 failed, 1 passed =====  \n";
+        assert_eq!(
+            last_diagnostic_line(pytest),
+            Some("===== 3 failed, 1 passed =====")
+        );
+        assert_eq!(last_diagnostic_line("old_string not found in a.py"), None);
     }
 
     #[test]

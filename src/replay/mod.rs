@@ -58,6 +58,10 @@ pub struct RunReplay {
     /// Guard series by guard id (for charts; not part of the JSON report).
     pub series: BTreeMap<String, Vec<SeriesPoint>>,
     pub ledger_recorded: Option<LedgerStatus>,
+    /// What the guards that carry state across sessions held when this run began, by
+    /// guard id (only guards holding something): the rounds a resumed session starts
+    /// with (seed 000 WO-3 "carry"). Not part of the JSON report.
+    pub carry_in: BTreeMap<String, Vec<LedgerFamily>>,
     pub problems: Problems,
     pub stats: IngestStats,
 }
@@ -150,7 +154,14 @@ impl ProjectReplayer {
             convergence_ledger: &self.convergence_ledger,
             last_turn: last_turn(run),
         };
-        let replay = replay_run(run, &meta, &mut self.guards);
+        let carry_in = self
+            .guards
+            .iter()
+            .filter_map(|(e, g)| Some((e.info.id.to_string(), g.carried()?)))
+            .filter(|(_, carried)| !carried.is_empty())
+            .collect();
+        let mut replay = replay_run(run, &meta, &mut self.guards);
+        replay.carry_in = carry_in;
         self.session_index += 1;
         replay
     }
@@ -169,29 +180,19 @@ fn replay_run(
     meta: &RunMeta<'_>,
     guards: &mut [(Entry, Box<dyn Guard>)],
 ) -> RunReplay {
-    let mut state = RunState::new();
     let mut sinks: Vec<Firings> = guards.iter().map(|(e, _)| Firings::new(e.info)).collect();
     for (_, guard) in guards.iter_mut() {
         guard.begin_run(meta);
     }
-    let mut order: Vec<usize> = (0..run.events.len()).collect();
-    order.sort_by_key(|&i| run.events[i].at.turn);
     let mut usage = UsageAccumulator::default();
-    let mut frames = run.frames.iter().peekable();
-    for &i in &order {
-        let event = &run.events[i];
-        while let Some(frame) = frames.next_if(|f| f.turn < event.at.turn) {
-            usage.frame(frame);
-            feed(guards, &mut sinks, &state.frame(frame), &state);
+    let state = walk(run, |norm, event, state| {
+        match (event, &norm.step) {
+            (Some(event), _) => usage.event(norm, event),
+            (None, Step::Frame(frame)) => usage.frame(frame),
+            (None, _) => {}
         }
-        let norm = state.step(event);
-        usage.event(&norm, event);
-        feed(guards, &mut sinks, &norm, &state);
-    }
-    for frame in frames {
-        usage.frame(frame);
-        feed(guards, &mut sinks, &state.frame(frame), &state);
-    }
+        feed(guards, &mut sinks, norm, state);
+    });
     let mut metrics = BTreeMap::new();
     let mut firings = Vec::new();
     let mut series = BTreeMap::new();
@@ -217,9 +218,37 @@ fn replay_run(
         metrics,
         series,
         ledger_recorded: run.ledger,
+        carry_in: BTreeMap::new(),
         problems: run.problems.clone(),
         stats: run.stats.clone(),
     }
+}
+
+/// Feeds one loaded run's annotated stream to `visit`, in the one order every reader of a
+/// run sees it (the guards, and `hindsight explain`): events in recorded order, stably by
+/// turn, each turn's frames after that turn's events and before the next turn's. `visit`
+/// gets each step with its recorded event (`None` for a frame) and the run state after it;
+/// the state at the end is returned.
+pub fn walk<'r>(
+    run: &'r LoadedRun,
+    mut visit: impl FnMut(&NormEvent<'r>, Option<&'r crate::model::Event>, &RunState),
+) -> RunState {
+    let mut state = RunState::new();
+    let mut order: Vec<usize> = (0..run.events.len()).collect();
+    order.sort_by_key(|&i| run.events[i].at.turn);
+    let mut frames = run.frames.iter().peekable();
+    for &i in &order {
+        let event = &run.events[i];
+        while let Some(frame) = frames.next_if(|f| f.turn < event.at.turn) {
+            visit(&state.frame(frame), None, &state);
+        }
+        let norm = state.step(event);
+        visit(&norm, Some(event), &state);
+    }
+    for frame in frames {
+        visit(&state.frame(frame), None, &state);
+    }
+    state
 }
 
 fn feed(

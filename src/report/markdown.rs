@@ -22,7 +22,8 @@ pub fn tables(report: &Report, level: &str, out: &mut dyn Write) -> std::io::Res
     Ok(())
 }
 
-fn table(model: &TableModel, out: &mut dyn Write) -> std::io::Result<()> {
+/// One pipe table.
+pub fn table(model: &TableModel, out: &mut dyn Write) -> std::io::Result<()> {
     writeln!(out, "| {} |", model.headers.join(" | "))?;
     let rule: Vec<&str> = (0..model.headers.len())
         .map(|i| {
@@ -41,6 +42,7 @@ fn table(model: &TableModel, out: &mut dyn Write) -> std::io::Result<()> {
     Ok(())
 }
 
-fn escape(cell: &str) -> String {
+/// A table cell's text with its `|` escaped.
+pub fn escape(cell: &str) -> String {
     cell.replace('|', "\\|")
 }

@@ -74,7 +74,8 @@ pub fn markdown(
     super::markdown::tables(report, "###", out)
 }
 
-fn esc(s: &str) -> String {
+/// Text escaped for HTML.
+pub fn esc(s: &str) -> String {
     s.replace('&', "&amp;")
         .replace('<', "&lt;")
         .replace('>', "&gt;")
@@ -102,7 +103,8 @@ fn html_table(model: &TableModel, out: &mut dyn Write) -> std::io::Result<()> {
     writeln!(out, "</tbody>\n</table>")
 }
 
-const STYLE: &str = "body{font-family:sans-serif;max-width:1100px;margin:2em auto;padding:0 1em;color:#222}\
+/// The page style of the review and the explain pages.
+pub const STYLE: &str = "body{font-family:sans-serif;max-width:1100px;margin:2em auto;padding:0 1em;color:#222}\
 table{border-collapse:collapse;margin:1em 0;font-size:0.9em}th,td{border:1px solid #ccc;padding:3px 8px}\
 th{background:#f3f3f3}td.n{text-align:right}figure{margin:1.5em 0}figure svg{max-width:100%;height:auto}";
 
@@ -156,7 +158,7 @@ pub fn html(
 }
 
 /// An SVG document without its XML prolog, so it can sit inside HTML.
-fn strip_prolog(svg: &str) -> &str {
+pub fn strip_prolog(svg: &str) -> &str {
     match svg.find("<svg") {
         Some(i) => &svg[i..],
         None => svg,

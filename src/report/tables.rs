@@ -27,7 +27,8 @@ pub fn thousands(n: u64) -> String {
     out
 }
 
-fn clip(s: &str, max: usize) -> String {
+/// `s` cut to `max` characters, the last one `…` when cut.
+pub fn clip(s: &str, max: usize) -> String {
     if s.chars().count() <= max {
         s.to_string()
     } else {
@@ -180,7 +181,7 @@ fn guards(report: &Report) -> TableModel {
 }
 
 /// A token count, marked `~` when part of it is estimated rather than recorded.
-fn tokens_cell(total: u64, estimated: u64) -> String {
+pub fn tokens_cell(total: u64, estimated: u64) -> String {
     if estimated > 0 {
         format!("~{}", thousands(total))
     } else {

@@ -100,6 +100,13 @@ impl ChartData {
     }
 }
 
+impl RunChart {
+    /// The per-run chart data of one replayed run, `cut_at` its earliest terminal firing.
+    pub fn of(replay: &RunReplay, cut_at: Option<u32>, config: &Config) -> Self {
+        run_chart(replay, cut_at, thresholds(config))
+    }
+}
+
 fn thresholds(config: &Config) -> Thresholds {
     let settings = config.guards.get(ROUNDS_GUARD);
     let get = |key: &str, default: u64| {
