@@ -4,6 +4,7 @@
 //! Exit codes: 0 success, 1 reserved for findings a command is asked to fail on
 //! (the regression gate), 2 usage or input error (including any problem under `--strict`).
 
+pub mod explain;
 pub mod gate;
 pub mod guards;
 pub mod import;
@@ -29,7 +30,7 @@ pub const EXIT_INPUT: u8 = 2;
         hindsight reads recorded runs (.omnius/ dumps), re-runs the harness guards (work orders) \
         over each trajectory, and reports which guard would have fired at which turn and how many \
         tokens it would have saved.",
-    after_help = "Examples:\n  hindsight replay corpora/\n  hindsight replay runs/ --format json --out report.json\n  hindsight guards\n  hindsight gate corpora/ --expect corpora/expectations.json\n  hindsight sweep corpora/ --expect corpora/expectations.json --param breaker.abandon=3..8\n  \
+    after_help = "Examples:\n  hindsight replay corpora/\n  hindsight replay runs/ --format json --out report.json\n  hindsight guards\n  hindsight gate corpora/ --expect corpora/expectations.json\n  hindsight explain corpora/telegram-dropbear --format markdown\n  hindsight sweep corpora/ --expect corpora/expectations.json --param breaker.abandon=3..8\n  \
         hindsight replay corpora/ --shard 2/3 --format json --out shard-2.json\n  \
         hindsight merge shard-1.json shard-2.json shard-3.json --out report.json\n\n\
         Exit codes: 0 success, 1 findings a command was asked to fail on, 2 usage or input error."
@@ -51,6 +52,8 @@ pub enum Command {
     Sweep(sweep::Args),
     /// Write a work-order review folder: charts (SVG, PNG), Markdown and HTML, tables.
     Report(report::Args),
+    /// The post-mortem of a run: evidence, firings, timeline, from its recording.
+    Explain(explain::Args),
     /// Write any supported input (Claude Code, pi, SWE-bench trajectories...) as `.omnius/`.
     Import(import::Args),
     /// Combine the JSON reports of `--shard K/N` replays into the unsharded report.
@@ -65,6 +68,7 @@ pub fn run(cli: Cli) -> ExitCode {
         Command::Gate(args) => gate::run(args),
         Command::Sweep(args) => sweep::run(args),
         Command::Report(args) => report::run(args),
+        Command::Explain(args) => explain::run(args),
         Command::Import(args) => import::run(args),
         Command::Merge(args) => merge::run(args),
         Command::Synth(args) => synth::run(args),

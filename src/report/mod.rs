@@ -7,6 +7,7 @@
 
 pub mod charts;
 pub mod csv;
+pub mod explain;
 pub mod frames;
 pub mod json;
 pub mod markdown;

@@ -1,0 +1,232 @@
+//! `hindsight explain`: the post-mortem of a run, written from its recording and its
+//! replay (issue #14; the model is `report::explain`).
+
+use super::input::Input;
+use super::{output, EXIT_OK};
+use crate::gate::{Label, Labels};
+use crate::ingest::{self, ProjectSource};
+use crate::output::{Entry, Staged};
+use crate::report::explain::{self, Explain, Format};
+use crate::report::RunReport;
+use anyhow::{bail, Context, Result};
+use std::collections::BTreeSet;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+#[derive(Debug, clap::Args)]
+#[command(
+    after_help = "Examples:\n  hindsight explain corpora/telegram-dropbear\n  \
+    hindsight explain corpora/myactuator --format markdown --out myactuator.md\n  \
+    hindsight explain corpora/ --labels corpora/expectations.json --format html --out failed.html\n  \
+    hindsight explain corpora/myactuator --run 1783159200000-p7x2vd --format json\n  \
+    hindsight explain corpora/myactuator/.omnius/runs/1783159200000-p7x2vd\n  \
+    hindsight explain ~/.claude/projects/-home-me-shop --run 3f2a9c4e-7b1d-4e8a-9c3f-5d6e7a8b9c01\n\n\
+    PATH is a run folder (.omnius/runs/<id>), a log file of any supported format, or a \
+    corpus. Without --run, every run labelled failed is explained (--labels), or every run \
+    when there are no labels. The project's sessions are replayed in order, so a resumed \
+    session shows what was carried into it.\n\n\
+    Sections: Run (project, format, session and carry in, turns, tokens, cost, ledger, \
+    label), Evidence snapshot (mutations, failures by family, directives, context growth, \
+    todos, completion claims against checks, compactions), What would have fired (every \
+    firing, the earliest terminal cut and each guard's saving), Timeline (a line per turn, \
+    repeats folded) and Where to look first. Every fact names its turns; estimated tokens \
+    are marked ~ (docs/EXPLAIN.md)."
+)]
+pub struct Args {
+    #[command(flatten)]
+    pub input: Input,
+    /// The run to explain: its id, or `project/id`.
+    #[arg(long, value_name = "ID")]
+    pub run: Option<String>,
+    /// Labels (docs/GATE.md): without --run, the runs labelled failed; each page shows
+    /// its run's label.
+    #[arg(long, value_name = "FILE", visible_alias = "expect")]
+    pub labels: Option<PathBuf>,
+    #[arg(long, value_enum, default_value_t = Format::Text)]
+    pub format: Format,
+    /// Write the page here instead of stdout.
+    #[arg(long)]
+    pub out: Option<PathBuf>,
+}
+
+pub fn run(args: Args) -> Result<u8> {
+    let (input, folder_run) = run_folder(&args.input)?;
+    let wanted = match (&args.run, &folder_run) {
+        (Some(a), Some(b)) if a != b => bail!("--run {a}: the path given is the run folder of {b}"),
+        (run, folder) => run.clone().or(folder.clone()),
+    };
+    let config = input.config()?;
+    let prices = input.prices()?;
+    let labels = args.labels.as_deref().map(Labels::load).transpose()?;
+    let projects = input.projects()?;
+    let guard = input.guard(&projects, &[args.labels.as_deref()]);
+    if let Some(out) = &args.out {
+        guard.check(out, Entry::Replaced)?;
+    }
+    let picked = pick(&projects, wanted.as_deref(), labels.as_ref())?;
+    if picked.is_empty() {
+        eprintln!("note: no run to explain (none labelled failed)");
+    }
+    // Only the projects of the picked runs are replayed, each whole: a session's carry
+    // comes from the sessions before it.
+    let replayed: Vec<ProjectSource> = projects
+        .iter()
+        .filter(|p| picked.iter().any(|(name, _)| *name == p.name))
+        .cloned()
+        .collect();
+    let keep = |r: crate::replay::RunReplay| {
+        let chosen = picked.contains(&(r.project.clone(), r.run_id.clone()));
+        chosen.then(|| {
+            let report = RunReport::of(&r, &prices);
+            (r, report)
+        })
+    };
+    let mut runs: Vec<Explain> = Vec::new();
+    let mut failed = None;
+    input.replay_each(&replayed, &config, &keep, |kept| {
+        let Some((replay, report)) = kept else { return };
+        if failed.is_some() {
+            return;
+        }
+        match explain_one(
+            &replayed,
+            &replay,
+            &report,
+            labels.as_ref(),
+            &input,
+            &config,
+            &prices,
+        ) {
+            Ok(e) => runs.push(e),
+            Err(e) => failed = Some(e),
+        }
+    })?;
+    if let Some(e) = failed {
+        return Err(e);
+    }
+    let mut staged = args
+        .out
+        .as_deref()
+        .map(|p| guard.stage_file(p))
+        .transpose()?;
+    let mut out = output(staged.as_mut().and_then(Staged::take_file));
+    explain::render(&runs, args.format, &mut out)?;
+    out.flush()?;
+    drop(out);
+    if let (Some(staged), Some(path)) = (staged, &args.out) {
+        staged
+            .commit()
+            .with_context(|| format!("cannot write {}", path.display()))?;
+    }
+    Ok(EXIT_OK)
+}
+
+/// A run folder given as PATH (`.omnius/runs/<id>`, holding `events.jsonl`) stands for
+/// its project, replayed whole, and picks that run.
+fn run_folder(input: &Input) -> Result<(Input, Option<String>)> {
+    let mut input = input.clone();
+    let mut picked = None;
+    for path in &mut input.paths {
+        let Some(omnius) = omnius_of_run(path) else {
+            continue;
+        };
+        let project = omnius.parent().unwrap_or(Path::new("."));
+        let run_id = path
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        let name = ingest::display(project);
+        let name = if name.is_empty() {
+            ".".to_string()
+        } else {
+            name
+        };
+        if picked.replace(format!("{name}/{run_id}")).is_some() {
+            bail!("give one run folder (or a corpus and --run ID)");
+        }
+        *path = omnius;
+    }
+    Ok((input, picked))
+}
+
+/// The `.omnius` directory of a run folder `<project>/.omnius/runs/<id>`.
+fn omnius_of_run(path: &Path) -> Option<PathBuf> {
+    if !path.join("events.jsonl").is_file() {
+        return None;
+    }
+    let runs = path.parent()?;
+    let omnius = runs.parent()?;
+    let named = |p: &Path, name: &str| p.file_name().is_some_and(|n| n == name);
+    (named(runs, "runs") && named(omnius, ".omnius")).then(|| omnius.to_path_buf())
+}
+
+/// The (project, run id) of every run to explain, in input order: the one `--run` names
+/// (its id, or `project/id`), else those labelled failed, else all.
+fn pick(
+    projects: &[ProjectSource],
+    wanted: Option<&str>,
+    labels: Option<&Labels>,
+) -> Result<BTreeSet<(String, String)>> {
+    let all = projects.iter().flat_map(|p| {
+        p.runs
+            .iter()
+            .map(move |r| (p.name.clone(), r.run_id.clone()))
+    });
+    let Some(wanted) = wanted else {
+        return Ok(all
+            .filter(|(project, run)| {
+                labels.is_none_or(|l| {
+                    l.get_of(project, run)
+                        .is_some_and(|label| label.label == Label::Failed)
+                })
+            })
+            .collect());
+    };
+    let matching: BTreeSet<(String, String)> = all
+        .filter(|(project, run)| run == wanted || format!("{project}/{run}") == wanted)
+        .collect();
+    match matching.len() {
+        0 => bail!("--run {wanted}: no such run under the paths given"),
+        1 => Ok(matching),
+        _ => {
+            let names: Vec<String> = matching.iter().map(|(p, r)| format!("{p}/{r}")).collect();
+            bail!(
+                "--run {wanted} names several runs; give one of: {}",
+                names.join(", ")
+            )
+        }
+    }
+}
+
+/// Reads the run's recording again and explains it beside its replay.
+fn explain_one(
+    projects: &[ProjectSource],
+    replay: &crate::replay::RunReplay,
+    report: &RunReport,
+    labels: Option<&Labels>,
+    input: &Input,
+    config: &crate::config::Config,
+    prices: &crate::cost::Prices,
+) -> Result<Explain> {
+    let project = projects
+        .iter()
+        .find(|p| p.name == replay.project)
+        .context("a replayed project is missing")?;
+    let source = project
+        .runs
+        .get(replay.session_index)
+        .context("a replayed run is missing")?;
+    let loaded = ingest::load_run(source, input.policy())?;
+    let label = labels
+        .and_then(|l| l.get_of(&report.project, &report.run_id))
+        .map(|l| l.label.as_str().to_string());
+    let run = explain::Run {
+        loaded: &loaded,
+        replay,
+        report,
+        format: source.format,
+        sessions: project.runs.len(),
+        label,
+    };
+    Ok(explain::explain(&run, config, prices))
+}

@@ -1,0 +1,525 @@
+//! `hindsight explain`: the post-mortem of one run, written from its recording and its
+//! replay alone (issue #14).
+//!
+//! This module owns the explain model, [`Explain`]: five sections computed from one
+//! recorded run ([`recording`]) and its replay (the firings, their savings, the carry),
+//! each fact with the turns it comes from. They are the facts the seeds' root-cause work
+//! orders list by hand after a failed run (seed 001, `001_d7c440e7b9955800.txt`,
+//! "Evidence Snapshot"; seed 000, `000_053cae7e53b598d3.txt`, "The failure signature"):
+//! the mutations and the failures right after them, the directives and how often they were
+//! ignored, the context's growth and its repeated blocks, the todo list, the completion
+//! claims against the checks, the ledger. Nothing here guesses: a figure is read from the
+//! recording, or marked as an estimate.
+//!
+//! The formats are small renderers of one document ([`doc`]), as the report's tables are:
+//! `text` (80 columns), `markdown`, `html` (one page, the run's charts inline) and `json`
+//! (the model itself).
+
+pub mod doc;
+pub mod html;
+pub mod markdown;
+pub mod recording;
+pub mod text;
+pub mod timeline;
+
+use crate::config::Config;
+use crate::cost::{spent_after, Prices, TokensByKind};
+use crate::ingest::{InputFormat, LoadedRun};
+use crate::replay::RunReplay;
+use crate::report::charts::data::ROUNDS_GUARD;
+use crate::report::charts::RunChart;
+use crate::report::{FiringReport, LedgerReport, RunReport};
+use recording::{
+    Checks, Claim, CompactionAt, DirectiveGroup, FailureFamily, FrameFacts, Mutations, Recording,
+    Refused, Repeated, TodoState, MAIN,
+};
+use serde::Serialize;
+use std::collections::BTreeMap;
+use std::io::Write;
+pub use timeline::Span;
+
+/// Version of the JSON page's shape; bumped on any incompatible change.
+pub const EXPLAIN_FORMAT: u32 = 1;
+
+/// The explained runs, in input order: what `--format json` writes.
+#[derive(Debug, Clone, Serialize)]
+pub struct Page<'a> {
+    pub format: u32,
+    pub runs: &'a [Explain],
+}
+
+/// Output formats of `hindsight explain`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
+pub enum Format {
+    /// Plain text, 80 columns.
+    #[default]
+    Text,
+    /// Markdown, to paste into a work order.
+    Markdown,
+    /// One self-contained page with the run's charts inline.
+    Html,
+    /// Every section, for tools.
+    Json,
+}
+
+/// Writes `runs` (one page for all of them) in `format`.
+pub fn render(runs: &[Explain], format: Format, out: &mut dyn Write) -> std::io::Result<()> {
+    if format == Format::Json {
+        let page = Page {
+            format: EXPLAIN_FORMAT,
+            runs,
+        };
+        serde_json::to_writer_pretty(&mut *out, &page)?;
+        return writeln!(out);
+    }
+    let docs: Vec<doc::Doc> = runs.iter().map(doc::build).collect();
+    match format {
+        Format::Text => text::render(&docs, out),
+        Format::Markdown => markdown::render(&docs, out),
+        _ => {
+            let pages: Vec<(&Explain, doc::Doc)> = runs.iter().zip(docs).collect();
+            html::render(&pages, out)
+        }
+    }
+}
+
+/// One run, explained.
+#[derive(Debug, Clone, Serialize)]
+pub struct Explain {
+    pub header: Header,
+    pub evidence: Evidence,
+    pub fired: Fired,
+    pub timeline: Vec<Span>,
+    pub look_first: LookFirst,
+    /// What the page's charts draw (token curve, convergence rounds).
+    #[serde(skip)]
+    pub chart: RunChart,
+}
+
+/// Which run, what it cost, how it ended.
+#[derive(Debug, Clone, Serialize)]
+pub struct Header {
+    pub project: String,
+    pub run_id: String,
+    /// The input format it was read as.
+    pub format: &'static str,
+    /// 1-based session number within the project, of `sessions`.
+    pub session: usize,
+    pub sessions: usize,
+    /// What the guards that carry state across sessions held when the run began.
+    pub carry_in: Vec<Carry>,
+    pub turns: usize,
+    pub tokens_total: u64,
+    pub tokens_recorded: u64,
+    pub tokens_estimated: u64,
+    pub tokens_by_kind: TokensByKind,
+    pub cost_usd: Option<f64>,
+    pub cost_recorded_usd: f64,
+    pub cost_unpriced_tokens: u64,
+    pub unpriced_models: Vec<String>,
+    pub ledger: LedgerReport,
+    /// The run's label (`--labels`), when it has one.
+    pub label: Option<String>,
+}
+
+/// Rounds of one family carried into the run, by guard.
+#[derive(Debug, Clone, Serialize)]
+pub struct Carry {
+    pub family: String,
+    pub rounds: BTreeMap<String, u32>,
+}
+
+/// Section 2: what the recording shows.
+#[derive(Debug, Clone, Serialize)]
+pub struct Evidence {
+    pub mutations: Mutations,
+    /// Failed results by canonical family, the most failures first.
+    pub failures: Vec<FailureFamily>,
+    /// Directives by required action, in order of their first turn.
+    pub directives: Vec<DirectiveGroup>,
+    pub refused: Refused,
+    pub context: Context,
+    /// The todo list at the end; `None` when the run recorded none.
+    pub todos: Option<TodoState>,
+    pub completion: Completion,
+    pub compactions: Vec<CompactionAt>,
+}
+
+/// Request tokens at one turn.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct TurnTokens {
+    pub turn: u32,
+    pub tokens: u64,
+    /// hindsight's estimate, not recorded usage.
+    pub estimated: bool,
+}
+
+/// How the context grew.
+#[derive(Debug, Clone, Serialize)]
+pub struct Context {
+    /// The agent whose requests these are (the main agent's, when it made any).
+    pub agent: String,
+    pub first: Option<TurnTokens>,
+    /// The first request after the last mutation.
+    pub after_last_mutation: Option<TurnTokens>,
+    pub peak: Option<TurnTokens>,
+    pub last: Option<TurnTokens>,
+    pub frames: u64,
+    /// What opens an evidence block (`evidence_folding.evidence_marker`).
+    pub evidence_marker: String,
+    pub first_frame: Option<FrameFacts>,
+    pub last_frame: Option<FrameFacts>,
+    /// Blocks repeated in the last frame.
+    pub repeated: Vec<Repeated>,
+}
+
+/// Completion claims against the checks.
+#[derive(Debug, Clone, Serialize)]
+pub struct Completion {
+    pub claims: Vec<Claim>,
+    pub checks: Checks,
+    pub last_mutation_turn: Option<u32>,
+    pub ledger: LedgerReport,
+    /// Why `ledger_finalization` finalized the ledger as it did, and at which turn, when
+    /// that differs from the recorded status.
+    pub finalized_because: Option<FiringRef>,
+}
+
+/// Section 3: what would have fired and what it would have saved.
+#[derive(Debug, Clone, Serialize)]
+pub struct Fired {
+    /// Every firing, in turn order, with what it would have saved alone.
+    pub firings: Vec<FiringReport>,
+    /// The earliest terminal cut of the main agent.
+    pub cut: Option<Cut>,
+    /// Each guard that fired, alone, in registry order.
+    pub by_guard: Vec<GuardSaving>,
+    pub combined_tokens: u64,
+    pub combined_cost_usd: Option<f64>,
+}
+
+/// One firing, named.
+#[derive(Debug, Clone, Serialize)]
+pub struct FiringRef {
+    pub turn: u32,
+    pub agent: String,
+    pub guard: String,
+    pub action: String,
+    pub family: Option<String>,
+    pub detail: Option<String>,
+}
+
+/// A terminal cut: the firings that end the run at a turn, and what they save.
+#[derive(Debug, Clone, Serialize)]
+pub struct Cut {
+    pub turn: u32,
+    pub firings: Vec<FiringRef>,
+    /// Every request after the turn, of every thread.
+    pub tokens_saved: u64,
+    pub cost_saved_usd: Option<f64>,
+}
+
+/// What one guard would have saved alone.
+#[derive(Debug, Clone, Serialize)]
+pub struct GuardSaving {
+    pub guard: String,
+    pub work_order: String,
+    pub firings: usize,
+    pub tokens_saved: u64,
+    pub cost_saved_usd: Option<f64>,
+}
+
+/// Section 5: where a reader starts, stated from the firings.
+#[derive(Debug, Clone, Serialize)]
+pub struct LookFirst {
+    pub highest_tier: Option<TierReached>,
+    /// The firings of the earliest terminal cut ([`Fired::cut`]).
+    pub earliest_terminal: Vec<FiringRef>,
+}
+
+/// The family that reached the highest convergence tier, and the first firing on it.
+#[derive(Debug, Clone, Serialize)]
+pub struct TierReached {
+    /// `abandon` or `stalled`.
+    pub tier: String,
+    pub family: String,
+    pub agent: String,
+    pub turn: u32,
+    /// The guards whose breaker took it there at that turn.
+    pub guards: Vec<String>,
+    /// The earliest firings of any guard on that family.
+    pub first_firings: Vec<FiringRef>,
+}
+
+/// One run as [`explain`] needs it: the recording, its replay and report, and what the
+/// command knows about it.
+pub struct Run<'a> {
+    pub loaded: &'a LoadedRun,
+    pub replay: &'a RunReplay,
+    pub report: &'a RunReport,
+    pub format: InputFormat,
+    /// Sessions of its project.
+    pub sessions: usize,
+    pub label: Option<String>,
+}
+
+/// Explains one run.
+pub fn explain(run: &Run<'_>, config: &Config, prices: &Prices) -> Explain {
+    let settings = recording::Settings {
+        evidence_marker: config
+            .settings::<crate::guards::evidence_folding::Settings>("evidence_folding")
+            .evidence_marker,
+        terminal_states: config
+            .settings::<crate::guards::directive_escalation::Settings>("directive_escalation")
+            .terminal_states,
+        completed_statuses: config
+            .settings::<crate::guards::ledger_finalization::Settings>("ledger_finalization")
+            .completed_statuses
+            .iter()
+            .map(|s| s.trim().to_ascii_lowercase())
+            .collect(),
+    };
+    let mut rec = recording::read(run.loaded, &settings);
+    peak_rounds(&mut rec.failures, run.replay);
+    let report = run.report;
+    let fired = fired(run, prices);
+    let look_first = look_first(&report.firings, fired.cut.as_ref());
+    Explain {
+        header: header(run),
+        timeline: timeline::timeline(&rec.turns, run.replay, &report.firings),
+        evidence: evidence(rec, run, &settings.evidence_marker),
+        fired,
+        look_first,
+        chart: RunChart::of(run.replay, report.savings.cut_at_turn, config),
+    }
+}
+
+fn header(run: &Run<'_>) -> Header {
+    let r = run.report;
+    let mut carry: BTreeMap<&str, BTreeMap<String, u32>> = BTreeMap::new();
+    for (guard, families) in &run.replay.carry_in {
+        for f in families {
+            carry
+                .entry(f.family.as_str())
+                .or_default()
+                .insert(guard.clone(), f.rounds);
+        }
+    }
+    Header {
+        project: r.project.clone(),
+        run_id: r.run_id.clone(),
+        format: run.format.as_str(),
+        session: r.session,
+        sessions: run.sessions,
+        carry_in: carry
+            .into_iter()
+            .map(|(family, rounds)| Carry {
+                family: family.to_string(),
+                rounds,
+            })
+            .collect(),
+        turns: r.turns,
+        tokens_total: r.tokens_total,
+        tokens_recorded: r.tokens_recorded,
+        tokens_estimated: r.tokens_estimated,
+        tokens_by_kind: r.tokens_by_kind,
+        cost_usd: r.cost_usd,
+        cost_recorded_usd: r.cost_recorded_usd,
+        cost_unpriced_tokens: r.cost_unpriced_tokens,
+        unpriced_models: r.unpriced_models.clone(),
+        ledger: r.ledger.clone(),
+        label: run.label.clone(),
+    }
+}
+
+/// The highest rounds the convergence chart's breaker reached for each failing family.
+fn peak_rounds(failures: &mut [FailureFamily], replay: &RunReplay) {
+    let mut peaks: BTreeMap<&str, u64> = BTreeMap::new();
+    for p in replay.series.get(ROUNDS_GUARD).into_iter().flatten() {
+        let peak = peaks.entry(p.series.as_str()).or_default();
+        *peak = (*peak).max(p.value);
+    }
+    for f in failures {
+        let name = if f.agent == MAIN {
+            f.family.clone()
+        } else {
+            format!("{}: {}", f.agent, f.family)
+        };
+        f.peak_rounds = peaks.get(name.as_str()).copied();
+    }
+}
+
+fn evidence(rec: Recording, run: &Run<'_>, marker: &str) -> Evidence {
+    let finalized_because = run
+        .report
+        .firings
+        .iter()
+        .find(|f| f.guard == "ledger_finalization")
+        .map(firing_ref);
+    let last_mutation_turn = rec.mutations.last_turn;
+    Evidence {
+        context: context(&rec, run.replay, marker),
+        mutations: rec.mutations,
+        failures: rec.failures,
+        directives: rec.directives,
+        refused: rec.refused,
+        todos: rec.todos,
+        completion: Completion {
+            claims: rec.claims,
+            checks: rec.checks,
+            last_mutation_turn,
+            ledger: run.report.ledger.clone(),
+            finalized_because,
+        },
+        compactions: rec.compactions,
+    }
+}
+
+fn context(rec: &Recording, replay: &RunReplay, marker: &str) -> Context {
+    let requests: Vec<_> = replay.turns.iter().filter(|t| t.request).collect();
+    let main = requests.iter().any(|t| t.agent == MAIN);
+    let agent = if main {
+        MAIN.to_string()
+    } else {
+        requests
+            .first()
+            .map_or(MAIN.to_string(), |t| t.agent.clone())
+    };
+    let points: Vec<TurnTokens> = requests
+        .iter()
+        .filter(|t| t.agent == agent)
+        .map(|t| {
+            let (tokens, source) = crate::cost::request_tokens(t);
+            TurnTokens {
+                turn: t.turn,
+                tokens,
+                estimated: source == crate::model::TokenSource::Estimated,
+            }
+        })
+        .collect();
+    // The earliest of equal peaks: where the context first got that large.
+    let peak = points
+        .iter()
+        .copied()
+        .reduce(|best, p| if p.tokens > best.tokens { p } else { best });
+    let after_last_mutation = rec
+        .mutations
+        .last_turn
+        .and_then(|m| points.iter().copied().find(|p| p.turn > m));
+    Context {
+        agent,
+        first: points.first().copied(),
+        after_last_mutation,
+        peak,
+        last: points.last().copied(),
+        frames: rec.frames,
+        evidence_marker: marker.to_string(),
+        first_frame: rec.first_frame.clone(),
+        last_frame: rec.last_frame.clone(),
+        repeated: rec.repeated.clone(),
+    }
+}
+
+fn firing_ref(f: &FiringReport) -> FiringRef {
+    FiringRef {
+        turn: f.turn,
+        agent: f.agent.clone(),
+        guard: f.guard.clone(),
+        action: f.action.clone(),
+        family: f.family.clone(),
+        detail: f.detail.clone(),
+    }
+}
+
+fn fired(run: &Run<'_>, prices: &Prices) -> Fired {
+    let r = run.report;
+    let priced = r.cost_usd.is_some();
+    let cut = r.savings.cut_at_turn.map(|turn| {
+        let saved = spent_after(run.replay, prices, turn);
+        Cut {
+            turn,
+            firings: r
+                .firings
+                .iter()
+                .filter(|f| f.turn == turn && f.effect == "terminal")
+                .map(firing_ref)
+                .collect(),
+            tokens_saved: saved.tokens,
+            cost_saved_usd: priced.then(|| super::dollars(saved.usd)),
+        }
+    });
+    let mut counts: BTreeMap<&str, usize> = BTreeMap::new();
+    for f in &r.firings {
+        *counts.entry(f.guard.as_str()).or_default() += 1;
+    }
+    let by_guard = crate::guards::registry()
+        .iter()
+        .filter_map(|e| {
+            let id = e.info.id;
+            let firings = *counts.get(id)?;
+            Some(GuardSaving {
+                guard: id.to_string(),
+                work_order: e.info.work_order.to_string(),
+                firings,
+                tokens_saved: r.savings.by_guard.get(id).copied().unwrap_or(0),
+                cost_saved_usd: r.cost_saved_by(id),
+            })
+        })
+        .collect();
+    Fired {
+        firings: r.firings.clone(),
+        cut,
+        by_guard,
+        combined_tokens: r.savings.combined,
+        combined_cost_usd: r.savings.cost_saved_usd.as_ref().map(|c| c.combined),
+    }
+}
+
+/// The convergence tiers a firing's action can name, lowest first.
+const TIERS: [crate::guards::convergence::Tier; 2] = [
+    crate::guards::convergence::Tier::Stalled,
+    crate::guards::convergence::Tier::Abandon,
+];
+
+fn look_first(firings: &[FiringReport], cut: Option<&Cut>) -> LookFirst {
+    let tier_of = |f: &FiringReport| TIERS.iter().position(|t| t.as_str() == f.action);
+    // Firings are in turn order: the first at the highest tier is where it was reached.
+    let top = firings
+        .iter()
+        .filter(|f| f.family.is_some())
+        .filter_map(|f| Some((tier_of(f)?, f)))
+        .fold(
+            None::<(usize, &FiringReport)>,
+            |best, (tier, f)| match best {
+                Some((t, _)) if t >= tier => best,
+                _ => Some((tier, f)),
+            },
+        );
+    let highest_tier = top.map(|(tier, reached)| {
+        let family = reached.family.clone().unwrap_or_default();
+        let on_family = |f: &&FiringReport| f.family.as_deref() == Some(family.as_str());
+        let first_turn = firings.iter().filter(on_family).map(|f| f.turn).min();
+        TierReached {
+            tier: TIERS[tier].as_str().to_string(),
+            agent: reached.agent.clone(),
+            turn: reached.turn,
+            guards: firings
+                .iter()
+                .filter(on_family)
+                .filter(|f| f.turn == reached.turn && tier_of(f) == Some(tier))
+                .map(|f| f.guard.clone())
+                .collect(),
+            first_firings: firings
+                .iter()
+                .filter(on_family)
+                .filter(|f| Some(f.turn) == first_turn)
+                .map(firing_ref)
+                .collect(),
+            family,
+        }
+    });
+    LookFirst {
+        highest_tier,
+        earliest_terminal: cut.map(|c| c.firings.clone()).unwrap_or_default(),
+    }
+}

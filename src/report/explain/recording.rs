@@ -1,0 +1,616 @@
+//! What the recording itself says about one run: read once, in the order the guards read
+//! it ([`crate::replay::walk`]), into the facts of the evidence snapshot (seed 001,
+//! "Evidence Snapshot") and the turn-by-turn lines of the timeline. Nothing here judges;
+//! every fact keeps the turn it was recorded at.
+
+use crate::guards::evidence::{mask_numbers, masked_hash};
+use crate::ingest::LoadedRun;
+use crate::model::{Directive, Frame, Todo};
+use crate::normalize::outcome::last_diagnostic_line;
+use crate::normalize::{CallInfo, NormEvent, Outcome, RunState, Step};
+use serde::Serialize;
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+
+/// The agent whose context, frames and directives the snapshot follows first.
+pub const MAIN: &str = "main";
+
+/// Longest recorded text (a diagnostic line, a completion summary, a repeated block's
+/// first line) carried into a page, in characters.
+pub const TEXT_CHARS: usize = 160;
+
+/// The guard settings the snapshot reads the recording with, so it names things as the
+/// guards do.
+#[derive(Debug, Clone)]
+pub struct Settings {
+    /// What opens an evidence block in a frame (`evidence_folding.evidence_marker`).
+    pub evidence_marker: String,
+    /// Directive states that are the harness giving up (`directive_escalation`).
+    pub terminal_states: Vec<String>,
+    /// `task_complete` statuses that claim success (`ledger_finalization`).
+    pub completed_statuses: Vec<String>,
+}
+
+/// One tool call of a turn and what became of it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct CallLine {
+    pub family: String,
+    /// `ok`, `failed`, or `no result` when the recording holds none.
+    pub outcome: &'static str,
+    /// The error class of a failure.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub class: Option<&'static str>,
+    /// The errors its output reports (a reported total, else the counted lines).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub errors: Option<u32>,
+    pub mutation: bool,
+}
+
+/// What one turn of the recording holds besides its request.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct TurnLine {
+    pub agent: String,
+    pub calls: Vec<CallLine>,
+    /// Required actions of the directives recorded at the turn.
+    pub directives: Vec<String>,
+    /// Statuses of completion claims made at the turn.
+    pub claims: Vec<String>,
+    pub compactions: u32,
+}
+
+/// Failures of one canonical family.
+#[derive(Debug, Clone, Serialize)]
+pub struct FailureFamily {
+    pub agent: String,
+    pub family: String,
+    /// Failed results.
+    pub failures: u64,
+    pub first_turn: u32,
+    pub last_turn: u32,
+    /// Error classes seen, by failures.
+    pub classes: BTreeMap<&'static str, u64>,
+    /// The last failure's last diagnostic line (else its last line), and how many of the
+    /// family's failures ended on that same line.
+    pub last_diagnostic: Option<String>,
+    pub last_diagnostic_count: u64,
+    /// The family's last success before its first failure here, if any (a success that
+    /// its later failures undo, as a stale edit after its own mutation).
+    pub succeeded_before: Option<u32>,
+    /// Highest convergence rounds the breaker's series reached for it (filled from the
+    /// replay).
+    pub peak_rounds: Option<u64>,
+}
+
+/// Directives that asked for one action.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct DirectiveGroup {
+    pub required_action: String,
+    pub sources: BTreeSet<String>,
+    /// Directive records.
+    pub records: u64,
+    /// Directives the model saw: one per agent and turn.
+    pub directives: u64,
+    pub first_turn: u32,
+    pub last_turn: u32,
+    /// Passed by: a later turn's directive came while this one was unanswered.
+    pub ignored: u64,
+    /// Answered by a read, a mutation or a verification attempt at a later turn.
+    pub answered: u64,
+    /// Still unanswered when the recording ends.
+    pub pending_at_end: u64,
+}
+
+/// Calls the recorded harness refused (error class `blocked`).
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct Refused {
+    pub calls: u64,
+    pub first_turn: Option<u32>,
+    pub last_turn: Option<u32>,
+}
+
+/// A context frame's figures.
+#[derive(Debug, Clone, Serialize)]
+pub struct FrameFacts {
+    pub turn: u32,
+    pub agent: String,
+    /// The frame's own `estimatedTokens`, as recorded.
+    pub estimated_tokens: Option<u64>,
+    pub system_prompt_chars: Option<u64>,
+    /// Characters of evidence: tool messages and system messages opening with the marker.
+    pub evidence_chars: u64,
+    /// System messages opening with the evidence marker.
+    pub evidence_blocks: u64,
+    /// System messages after the first (the system prompt proper): injected blocks.
+    pub injected_blocks: u64,
+    pub messages: u64,
+}
+
+/// A block repeated in a frame, up to numbers and spacing.
+#[derive(Debug, Clone, Serialize)]
+pub struct Repeated {
+    pub role: String,
+    /// Its first line, digits masked as `#`.
+    pub text: String,
+    pub count: u64,
+}
+
+/// The todo list at the end, as its last `todo_write` left it.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct TodoState {
+    pub writes: u64,
+    pub last_turn: Option<u32>,
+    pub items: u64,
+    pub by_status: BTreeMap<String, u64>,
+}
+
+/// A completion claim.
+#[derive(Debug, Clone, Serialize)]
+pub struct Claim {
+    pub turn: u32,
+    pub agent: String,
+    pub status: Option<String>,
+    /// The status is one that claims success (`ledger_finalization.completed_statuses`).
+    pub claims_success: bool,
+    pub summary: Option<String>,
+}
+
+/// Results that checked the work.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct Checks {
+    pub attempts: u64,
+    pub passed: u64,
+    pub first_turn: Option<u32>,
+    pub last_turn: Option<u32>,
+    pub last_passed_turn: Option<u32>,
+}
+
+/// A recorded compaction.
+#[derive(Debug, Clone, Serialize)]
+pub struct CompactionAt {
+    pub turn: u32,
+    pub agent: String,
+    pub before_tokens: u64,
+    pub after_tokens: u64,
+}
+
+/// Results that changed files.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct Mutations {
+    pub count: u64,
+    /// Of those, the ones whose verdict was a failure (a write happened anyway).
+    pub failed_verdict: u64,
+    /// Files changed, keyed like families (relative to the run's directory).
+    pub files: BTreeSet<String>,
+    pub first_turn: Option<u32>,
+    pub last_turn: Option<u32>,
+}
+
+/// Everything [`read`] gathers.
+#[derive(Debug, Clone, Default)]
+pub struct Recording {
+    pub mutations: Mutations,
+    pub failures: Vec<FailureFamily>,
+    pub directives: Vec<DirectiveGroup>,
+    pub refused: Refused,
+    /// Frames of the main agent (all frames when none is the main agent's).
+    pub frames: u64,
+    pub first_frame: Option<FrameFacts>,
+    pub last_frame: Option<FrameFacts>,
+    /// Blocks the last frame repeats, most repeated first.
+    pub repeated: Vec<Repeated>,
+    pub todos: Option<TodoState>,
+    pub claims: Vec<Claim>,
+    pub checks: Checks,
+    pub compactions: Vec<CompactionAt>,
+    pub turns: BTreeMap<u32, TurnLine>,
+}
+
+/// Reads `run` in the guards' order.
+pub fn read(run: &LoadedRun, settings: &Settings) -> Recording {
+    let mut reader = Reader {
+        settings,
+        out: Recording::default(),
+        failures: BTreeMap::new(),
+        successes: HashMap::new(),
+        directives: BTreeMap::new(),
+        pending: BTreeMap::new(),
+        open_calls: HashMap::new(),
+        first_frame: None,
+        last_frame: None,
+        main_frames: 0,
+        any_frames: 0,
+    };
+    crate::replay::walk(run, |event, _, state| reader.step(event, state));
+    reader.finish()
+}
+
+struct Reader<'r, 'a> {
+    settings: &'r Settings,
+    out: Recording,
+    failures: BTreeMap<(String, String), FailureFamily>,
+    /// Last successful turn of each (agent, family).
+    successes: HashMap<(String, String), u32>,
+    directives: BTreeMap<String, DirectiveGroup>,
+    /// Per agent: the turn of the unanswered directive and the actions it asked for.
+    pending: BTreeMap<String, (u32, BTreeSet<String>)>,
+    /// Calls without a result yet: (turn, index into the turn's calls).
+    open_calls: HashMap<String, (u32, usize)>,
+    /// First and last frame, main agent's preferred: (is main, frame).
+    first_frame: Option<(bool, &'a Frame)>,
+    last_frame: Option<(bool, &'a Frame)>,
+    main_frames: u64,
+    any_frames: u64,
+}
+
+impl<'a> Reader<'_, 'a> {
+    fn turn(&mut self, turn: u32, agent: &str) -> &mut TurnLine {
+        let line = self.out.turns.entry(turn).or_default();
+        if line.agent.is_empty() || (line.agent == MAIN && agent != MAIN) {
+            line.agent = agent.to_string();
+        }
+        line
+    }
+
+    fn step(&mut self, event: &NormEvent<'a>, state: &RunState) {
+        let (turn, agent) = (event.turn, event.agent);
+        match &event.step {
+            Step::Call(call) => {
+                let line = self.turn(call.turn, agent);
+                line.calls.push(CallLine {
+                    family: call.families.action.clone(),
+                    outcome: "no result",
+                    class: None,
+                    errors: None,
+                    mutation: false,
+                });
+                let at = (call.turn, line.calls.len() - 1);
+                self.open_calls.insert(call.call_id.clone(), at);
+            }
+            Step::Result { call, outcome, raw } => {
+                self.result(call, outcome, raw, state);
+            }
+            Step::Directive(d) => self.directive(turn, agent, d),
+            Step::Compaction {
+                before_tokens,
+                after_tokens,
+            } => {
+                self.turn(turn, agent).compactions += 1;
+                self.out.compactions.push(CompactionAt {
+                    turn,
+                    agent: agent.to_string(),
+                    before_tokens: *before_tokens,
+                    after_tokens: *after_tokens,
+                });
+            }
+            Step::Todos(list) => self.todos(turn, list),
+            Step::TaskComplete { status, summary } => {
+                self.claim(turn, agent, Some(status), Some(summary));
+            }
+            Step::Frame(frame) => self.frame(frame),
+            Step::SessionStart | Step::Request(_) | Step::Dedup { .. } | Step::Unknown => {}
+        }
+    }
+
+    fn result(
+        &mut self,
+        call: &CallInfo,
+        outcome: &Outcome,
+        raw: &crate::model::ToolResult,
+        state: &RunState,
+    ) {
+        let (turn, agent) = (call.turn, call.agent.as_str());
+        let class = outcome.error_class.map(|c| c.as_str());
+        let errors = outcome
+            .signal
+            .map(|s| s.reported.unwrap_or(s.count))
+            .filter(|&n| n > 0);
+        let line = CallLine {
+            family: call.families.action.clone(),
+            outcome: if outcome.success { "ok" } else { "failed" },
+            class,
+            errors,
+            mutation: outcome.mutation,
+        };
+        match self.open_calls.remove(&call.call_id) {
+            Some((t, i)) => {
+                if let Some(slot) = self.out.turns.get_mut(&t).and_then(|l| l.calls.get_mut(i)) {
+                    *slot = line;
+                }
+            }
+            // A result whose call the recording does not hold.
+            None => self.turn(turn, agent).calls.push(line),
+        }
+        if outcome.mutation {
+            let m = &mut self.out.mutations;
+            m.count += 1;
+            m.failed_verdict += u64::from(!outcome.success);
+            m.files.extend(call.changed_paths(&raw.paths, state.cwd()));
+            m.first_turn.get_or_insert(turn);
+            m.last_turn = Some(turn);
+        }
+        if outcome.verification {
+            let c = &mut self.out.checks;
+            c.attempts += 1;
+            c.first_turn.get_or_insert(turn);
+            c.last_turn = Some(turn);
+            if outcome.check_passed() {
+                c.passed += 1;
+                c.last_passed_turn = Some(turn);
+            }
+        }
+        if class == Some("blocked") {
+            let r = &mut self.out.refused;
+            r.calls += 1;
+            r.first_turn.get_or_insert(turn);
+            r.last_turn = Some(turn);
+        }
+        if call.kind == crate::normalize::ToolKind::TaskComplete && outcome.success {
+            let arg = |k: &str| call.args.get(k).and_then(|v| v.as_str());
+            self.claim(
+                turn,
+                agent,
+                arg("status"),
+                arg("summary").or(arg("message")),
+            );
+        }
+        if outcome.answers_directive(call) {
+            if let Some((at, actions)) = self.pending.get(agent) {
+                // Only a call made after the model saw the directive answers it.
+                if turn > *at {
+                    for action in actions {
+                        if let Some(g) = self.directives.get_mut(action) {
+                            g.answered += 1;
+                        }
+                    }
+                    self.pending.remove(agent);
+                }
+            }
+        }
+        let key = (agent.to_string(), call.families.action.clone());
+        if outcome.success {
+            self.successes.insert(key, turn);
+            return;
+        }
+        let before = self.successes.get(&key).copied();
+        let output = raw.output.as_deref().unwrap_or("");
+        let diagnostic = last_diagnostic_line(output)
+            .or_else(|| output.lines().rev().map(str::trim).find(|l| !l.is_empty()))
+            .map(|l| clip_line(l, TEXT_CHARS));
+        let f = self.failures.entry(key).or_insert_with(|| FailureFamily {
+            agent: agent.to_string(),
+            family: call.families.action.clone(),
+            failures: 0,
+            first_turn: turn,
+            last_turn: turn,
+            classes: BTreeMap::new(),
+            last_diagnostic: None,
+            last_diagnostic_count: 0,
+            succeeded_before: before,
+            peak_rounds: None,
+        });
+        f.failures += 1;
+        f.last_turn = turn;
+        if let Some(c) = class {
+            *f.classes.entry(c).or_default() += 1;
+        }
+        if diagnostic.is_some() && diagnostic == f.last_diagnostic {
+            f.last_diagnostic_count += 1;
+        } else {
+            f.last_diagnostic_count = u64::from(diagnostic.is_some());
+            f.last_diagnostic = diagnostic;
+        }
+    }
+
+    fn directive(&mut self, turn: u32, agent: &str, d: &Directive) {
+        let action = if d.required_next_action.is_empty() {
+            "(none)".to_string()
+        } else {
+            one_line(&d.required_next_action)
+        };
+        self.turn(turn, agent).directives.push(action.clone());
+        let terminal = d
+            .state
+            .as_deref()
+            .is_some_and(|s| self.settings.terminal_states.iter().any(|t| t == s));
+        let g = self
+            .directives
+            .entry(action.clone())
+            .or_insert_with(|| DirectiveGroup {
+                required_action: action.clone(),
+                first_turn: turn,
+                ..Default::default()
+            });
+        g.records += 1;
+        g.last_turn = turn;
+        if !d.source.is_empty() {
+            g.sources.insert(one_line(&d.source));
+        }
+        if terminal {
+            // The harness giving up asks for nothing to answer.
+            g.directives += 1;
+            return;
+        }
+        match self.pending.get_mut(agent) {
+            // Another record of the directive the model sees once.
+            Some((at, actions)) if *at == turn => {
+                if actions.insert(action.clone()) {
+                    g.directives += 1;
+                }
+            }
+            previous => {
+                g.directives += 1;
+                let passed_by = previous.map(|(_, actions)| std::mem::take(actions));
+                self.pending
+                    .insert(agent.to_string(), (turn, BTreeSet::from([action])));
+                for a in passed_by.into_iter().flatten() {
+                    if let Some(g) = self.directives.get_mut(&a) {
+                        g.ignored += 1;
+                    }
+                }
+            }
+        }
+    }
+
+    fn todos(&mut self, turn: u32, list: &[Todo]) {
+        let t = self.out.todos.get_or_insert_with(TodoState::default);
+        t.writes += 1;
+        t.last_turn = Some(turn);
+        t.items = list.len() as u64;
+        t.by_status.clear();
+        for todo in list {
+            *t.by_status.entry(one_line(&todo.status)).or_default() += 1;
+        }
+    }
+
+    fn claim(&mut self, turn: u32, agent: &str, status: Option<&str>, summary: Option<&str>) {
+        let status = status.map(one_line);
+        let claims_success = status.as_deref().is_none_or(|s| {
+            let s = s.trim().to_ascii_lowercase();
+            self.settings.completed_statuses.contains(&s)
+        });
+        let status_text = status.clone().unwrap_or_else(|| "(no status)".into());
+        self.turn(turn, agent).claims.push(status_text);
+        self.out.claims.push(Claim {
+            turn,
+            agent: agent.to_string(),
+            status,
+            claims_success,
+            summary: summary.map(|s| clip_line(s, TEXT_CHARS)),
+        });
+    }
+
+    fn frame(&mut self, frame: &'a Frame) {
+        let main = frame.agent == MAIN;
+        self.any_frames += 1;
+        self.main_frames += u64::from(main);
+        // The main agent's frames win over a sub-agent's: the snapshot is about the run.
+        if self.first_frame.is_none_or(|(m, _)| main && !m) {
+            self.first_frame = Some((main, frame));
+        }
+        if self.last_frame.is_none_or(|(m, _)| main || !m) {
+            self.last_frame = Some((main, frame));
+        }
+    }
+
+    fn finish(mut self) -> Recording {
+        let marker = self.settings.evidence_marker.as_str();
+        self.out.frames = if self.main_frames > 0 {
+            self.main_frames
+        } else {
+            self.any_frames
+        };
+        self.out.first_frame = self.first_frame.map(|(_, f)| frame_facts(f, marker));
+        self.out.last_frame = self.last_frame.map(|(_, f)| frame_facts(f, marker));
+        self.out.repeated = self
+            .last_frame
+            .map(|(_, f)| repeated(f))
+            .unwrap_or_default();
+        for (_, actions) in std::mem::take(&mut self.pending).into_values() {
+            for a in actions {
+                if let Some(g) = self.directives.get_mut(&a) {
+                    g.pending_at_end += 1;
+                }
+            }
+        }
+        self.out.directives = self.directives.into_values().collect();
+        self.out.directives.sort_by(|a, b| {
+            (a.first_turn, &a.required_action).cmp(&(b.first_turn, &b.required_action))
+        });
+        let mut failures: Vec<FailureFamily> = self.failures.into_values().collect();
+        // The longest loops first: what a post-mortem reads first.
+        failures.sort_by(|a, b| {
+            (
+                std::cmp::Reverse(a.failures),
+                a.first_turn,
+                &a.agent,
+                &a.family,
+            )
+                .cmp(&(
+                    std::cmp::Reverse(b.failures),
+                    b.first_turn,
+                    &b.agent,
+                    &b.family,
+                ))
+        });
+        self.out.failures = failures;
+        self.out
+    }
+}
+
+fn frame_facts(frame: &Frame, marker: &str) -> FrameFacts {
+    let mut evidence_chars = 0;
+    let mut evidence_blocks = 0;
+    let mut injected_blocks = 0;
+    for (i, m) in frame.messages.iter().enumerate() {
+        let marked = m.role == "system" && m.content.trim_start().starts_with(marker);
+        if m.role == "tool" || marked {
+            evidence_chars += m.content.char_count();
+        }
+        evidence_blocks += u64::from(marked);
+        injected_blocks += u64::from(m.role == "system" && i > 0);
+    }
+    FrameFacts {
+        turn: frame.turn,
+        agent: frame.agent.clone(),
+        estimated_tokens: frame.estimated_tokens,
+        system_prompt_chars: frame.system_prompt_chars,
+        evidence_chars,
+        evidence_blocks,
+        injected_blocks,
+        messages: frame.messages.len() as u64,
+    }
+}
+
+/// The injected blocks and tool messages of `frame` (not its first message, the system
+/// prompt proper) that recur, equal once numbers and spacing are masked (the rule
+/// `evidence_folding` folds repeats by), most repeated first.
+fn repeated(frame: &Frame) -> Vec<Repeated> {
+    // (role, masked hash) -> (first index, count)
+    let mut groups: HashMap<(&str, u64), (usize, u64)> = HashMap::new();
+    for (i, m) in frame.messages.iter().enumerate().skip(1) {
+        if m.role != "system" && m.role != "tool" {
+            continue;
+        }
+        let g = groups
+            .entry((m.role.as_ref(), masked_hash(&m.content)))
+            .or_insert((i, 0));
+        g.1 += 1;
+    }
+    let mut out: Vec<(usize, Repeated)> = groups
+        .into_iter()
+        .filter(|(_, (_, n))| *n > 1)
+        .map(|((role, _), (i, count))| {
+            let first = frame.messages[i].content.trim_start().lines().next();
+            let text = mask_numbers(first.unwrap_or_default());
+            (
+                i,
+                Repeated {
+                    role: role.to_string(),
+                    text: clip_line(&text, TEXT_CHARS),
+                    count,
+                },
+            )
+        })
+        .collect();
+    out.sort_by(|(i, a), (j, b)| b.count.cmp(&a.count).then(i.cmp(j)));
+    out.into_iter().map(|(_, r)| r).collect()
+}
+
+/// `s` on one line: every run of whitespace and control characters one space.
+pub fn one_line(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for word in s.split(|c: char| c.is_whitespace() || c.is_control()) {
+        if word.is_empty() {
+            continue;
+        }
+        if !out.is_empty() {
+            out.push(' ');
+        }
+        out.push_str(word);
+    }
+    out
+}
+
+/// [`one_line`], cut to `max` characters.
+pub fn clip_line(s: &str, max: usize) -> String {
+    crate::report::tables::clip(&one_line(s), max)
+}

@@ -1,0 +1,101 @@
+//! The explain page for a terminal: plain text, every line at most 80 columns.
+
+use super::doc::{Doc, Inline, Item};
+use std::io::Write;
+
+/// Columns a line may take.
+pub const WIDTH: usize = 80;
+
+pub fn render(docs: &[Doc], out: &mut dyn Write) -> std::io::Result<()> {
+    for (i, doc) in docs.iter().enumerate() {
+        if i > 0 {
+            writeln!(out, "\n{}\n", "=".repeat(WIDTH))?;
+        }
+        for l in wrap(&doc.title, "", "", WIDTH) {
+            writeln!(out, "{l}")?;
+        }
+        for section in &doc.sections {
+            writeln!(out, "\n== {} ==", section.title)?;
+            for item in &section.items {
+                match item {
+                    Item::Heading(h) => writeln!(out, "{h}:")?,
+                    Item::Line(inlines) => {
+                        for l in wrap(&plain(inlines), "- ", "  ", WIDTH) {
+                            writeln!(out, "{l}")?;
+                        }
+                    }
+                    Item::Charts => {}
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+/// A line's inlines as plain text, code spans in backticks (whole: a long family wraps
+/// rather than loses the part that tells it from another).
+fn plain(inlines: &[Inline]) -> String {
+    inlines
+        .iter()
+        .map(|i| match i {
+            Inline::Text(t) => t.clone(),
+            Inline::Code(c) => format!("`{c}`"),
+        })
+        .collect()
+}
+
+/// `text` filled into lines of at most `width` characters, the first starting with
+/// `first`, the others with `rest`; a word longer than a line is cut.
+pub fn wrap(text: &str, first: &str, rest: &str, width: usize) -> Vec<String> {
+    let mut lines = Vec::new();
+    let mut current = first.to_string();
+    let mut len = first.chars().count();
+    let mut empty = true;
+    for word in text.split(' ').filter(|w| !w.is_empty()) {
+        let mut word: &[char] = &word.chars().collect::<Vec<char>>();
+        while !word.is_empty() {
+            let sep = usize::from(!empty);
+            if len + sep + word.len() <= width {
+                if !empty {
+                    current.push(' ');
+                }
+                current.extend(word);
+                len += sep + word.len();
+                empty = false;
+                break;
+            }
+            if empty {
+                // A word longer than a line: as much as fits, the rest on the next.
+                let room = width.saturating_sub(len).max(1);
+                current.extend(&word[..room.min(word.len())]);
+                word = &word[room.min(word.len())..];
+            }
+            lines.push(std::mem::replace(&mut current, rest.to_string()));
+            len = rest.chars().count();
+            empty = true;
+        }
+    }
+    if !empty || lines.is_empty() {
+        lines.push(current);
+    }
+    lines
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn lines_fit_and_keep_every_word() {
+        let text = "a few words then averyveryverylongwordthatcannotfitonalineofthirtycolumns end";
+        let lines = wrap(text, "- ", "  ", 30);
+        assert!(lines.iter().all(|l| l.chars().count() <= 30), "{lines:?}");
+        let joined: String = lines
+            .iter()
+            .map(|l| l.trim_start_matches("- ").trim())
+            .collect::<Vec<_>>()
+            .join(" ");
+        assert_eq!(joined.replace(' ', ""), text.replace(' ', ""));
+        assert_eq!(wrap("", "- ", "  ", 30), vec!["- "]);
+    }
+}
