@@ -49,11 +49,11 @@ struct Line(Vec<Inline>);
 
 impl Line {
     fn t(mut self, s: impl Into<String>) -> Self {
-        self.0.push(Inline::Text(s.into()));
+        self.0.push(Inline::Text(flat(s.into())));
         self
     }
     fn c(mut self, s: impl Into<String>) -> Self {
-        self.0.push(Inline::Code(s.into()));
+        self.0.push(Inline::Code(flat(s.into())));
         self
     }
     fn item(self) -> Item {
@@ -63,6 +63,17 @@ impl Line {
 
 fn line() -> Line {
     Line::default()
+}
+
+/// Recorded text on one line: a family can hold a here-document, a detail a newline.
+fn flat(s: String) -> String {
+    if s.chars().any(char::is_control) {
+        s.chars()
+            .map(|c| if c.is_control() { ' ' } else { c })
+            .collect()
+    } else {
+        s
+    }
 }
 
 /// `turn 5` or `turns 5-9`.
@@ -199,9 +210,13 @@ fn evidence(e: &Explain) -> Section {
     items.push(match (m.first_turn, m.last_turn) {
         (Some(first), Some(last)) => {
             let mut l = line().t(format!(
-                "{}, {} (last at turn {last})",
+                "{}, {}",
                 plural(m.count, "mutation", "mutations"),
-                turns(first, last)
+                if first == last {
+                    format!("at turn {last}")
+                } else {
+                    format!("turns {first}-{last}")
+                }
             ));
             if m.failed_verdict > 0 {
                 l = l.t(format!(
@@ -365,15 +380,20 @@ fn failure(f: &FailureFamily) -> Item {
     if let Some(ok) = f.succeeded_before {
         l = l.t(format!(", after it succeeded at turn {ok}"));
     }
-    if let Some(r) = f.peak_rounds {
-        l = l.t(format!(", up to {}", plural(r, "round", "rounds")));
+    if let Some(r) = f.peak_rounds.filter(|&r| r > 1) {
+        l = l.t(format!(", up to {r} rounds"));
     }
-    if let Some(d) = &f.last_diagnostic {
-        l = l.t("; last diagnostic ").c(d);
-        if f.last_diagnostic_count > 1 {
+    let last = match (&f.last_diagnostic, &f.last_output_line) {
+        (Some(d), _) => Some(("last diagnostic", d)),
+        (None, Some(o)) => Some(("last output line", o)),
+        (None, None) => None,
+    };
+    if let Some((what, text)) = last {
+        l = l.t(format!("; {what} ")).c(text);
+        if f.last_line_count > 1 {
             l = l.t(format!(
                 " (the last {} failures in a row)",
-                thousands(f.last_diagnostic_count)
+                thousands(f.last_line_count)
             ));
         }
     }
@@ -470,17 +490,25 @@ fn frame(l: Line, f: &FrameFacts, marker: &str) -> Item {
     let estimate = f.estimated_tokens.map_or(String::new(), |n| {
         format!(", ~{} tokens (the frame's own estimate)", thousands(n))
     });
-    l.t(format!(
-        "turn {} ({}): {} messages, {prompt}, {} injected system blocks ({} ",
+    let mut l = l.t(format!(
+        "turn {} ({}): {} messages, {prompt}, {}",
         f.turn,
         f.agent,
         thousands(f.messages),
-        thousands(f.injected_blocks),
-        thousands(f.evidence_blocks),
-    ))
-    .c(marker)
-    .t(format!(
-        "), evidence {} chars{estimate}",
+        plural(
+            f.injected_blocks,
+            "injected system block",
+            "injected system blocks"
+        ),
+    ));
+    if f.evidence_blocks > 0 {
+        l = l
+            .t(format!(" ({} ", thousands(f.evidence_blocks)))
+            .c(marker)
+            .t(")");
+    }
+    l.t(format!(
+        ", evidence {} chars{estimate}",
         thousands(f.evidence_chars)
     ))
     .item()

@@ -68,10 +68,12 @@ pub struct FailureFamily {
     pub last_turn: u32,
     /// Error classes seen, by failures.
     pub classes: BTreeMap<&'static str, u64>,
-    /// The last failure's last diagnostic line (else its last line), and how many of the
-    /// family's failures ended on that same line.
+    /// The last failure's last diagnostic line (the last line its signal reads), else
+    /// its last line of output.
     pub last_diagnostic: Option<String>,
-    pub last_diagnostic_count: u64,
+    pub last_output_line: Option<String>,
+    /// How many of the family's failures in a row, up to the last, ended on that line.
+    pub last_line_count: u64,
     /// The family's last success before its first failure here, if any (a success that
     /// its later failures undo, as a stale edit after its own mutation).
     pub succeeded_before: Option<u32>,
@@ -128,7 +130,7 @@ pub struct FrameFacts {
 #[derive(Debug, Clone, Serialize)]
 pub struct Repeated {
     pub role: String,
-    /// Its first line, digits masked as `#`.
+    /// Its start on one line, digits masked as `#`.
     pub text: String,
     pub count: u64,
 }
@@ -372,9 +374,16 @@ impl<'a> Reader<'_, 'a> {
         }
         let before = self.successes.get(&key).copied();
         let output = raw.output.as_deref().unwrap_or("");
-        let diagnostic = last_diagnostic_line(output)
-            .or_else(|| output.lines().rev().map(str::trim).find(|l| !l.is_empty()))
-            .map(|l| clip_line(l, TEXT_CHARS));
+        let diagnostic = last_diagnostic_line(output).map(|l| clip_line(l, TEXT_CHARS));
+        let last_line = match &diagnostic {
+            Some(_) => None,
+            None => output
+                .lines()
+                .rev()
+                .map(str::trim)
+                .find(|l| !l.is_empty())
+                .map(|l| clip_line(l, TEXT_CHARS)),
+        };
         let f = self.failures.entry(key).or_insert_with(|| FailureFamily {
             agent: agent.to_string(),
             family: call.families.action.clone(),
@@ -383,7 +392,8 @@ impl<'a> Reader<'_, 'a> {
             last_turn: turn,
             classes: BTreeMap::new(),
             last_diagnostic: None,
-            last_diagnostic_count: 0,
+            last_output_line: None,
+            last_line_count: 0,
             succeeded_before: before,
             peak_rounds: None,
         });
@@ -392,12 +402,16 @@ impl<'a> Reader<'_, 'a> {
         if let Some(c) = class {
             *f.classes.entry(c).or_default() += 1;
         }
-        if diagnostic.is_some() && diagnostic == f.last_diagnostic {
-            f.last_diagnostic_count += 1;
+        let same = (diagnostic.is_some() || last_line.is_some())
+            && diagnostic == f.last_diagnostic
+            && last_line == f.last_output_line;
+        f.last_line_count = if same {
+            f.last_line_count + 1
         } else {
-            f.last_diagnostic_count = u64::from(diagnostic.is_some());
-            f.last_diagnostic = diagnostic;
-        }
+            u64::from(diagnostic.is_some() || last_line.is_some())
+        };
+        f.last_diagnostic = diagnostic;
+        f.last_output_line = last_line;
     }
 
     fn directive(&mut self, turn: u32, agent: &str, d: &Directive) {
@@ -579,8 +593,9 @@ fn repeated(frame: &Frame) -> Vec<Repeated> {
         .into_iter()
         .filter(|(_, (_, n))| *n > 1)
         .map(|((role, _), (i, count))| {
-            let first = frame.messages[i].content.trim_start().lines().next();
-            let text = mask_numbers(first.unwrap_or_default());
+            // The start of the block is enough to show, and masking all of a large one
+            // would copy it.
+            let text = mask_numbers(head(&frame.messages[i].content, 4 * TEXT_CHARS));
             (
                 i,
                 Repeated {
@@ -593,6 +608,15 @@ fn repeated(frame: &Frame) -> Vec<Repeated> {
         .collect();
     out.sort_by(|(i, a), (j, b)| b.count.cmp(&a.count).then(i.cmp(j)));
     out.into_iter().map(|(_, r)| r).collect()
+}
+
+/// The first `max` bytes of `s`, cut at a character boundary.
+fn head(s: &str, max: usize) -> &str {
+    let mut end = s.len().min(max);
+    while !s.is_char_boundary(end) {
+        end -= 1;
+    }
+    &s[..end]
 }
 
 /// `s` on one line: every run of whitespace and control characters one space.

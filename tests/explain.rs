@@ -1,0 +1,357 @@
+//! `hindsight explain` (issue #14): the post-mortem page of a run, written from its
+//! recording and its replay. The dropbear page is held by a snapshot and its facts are
+//! checked one by one against seed 001's Evidence Snapshot; the myactuator page shows the
+//! carry into a resumed session; every input format's figures equal `replay`'s.
+
+mod common;
+
+use common::{hindsight, json_report};
+use serde_json::Value;
+
+const DROPBEAR: &str = "corpora/telegram-dropbear";
+const MYACTUATOR: &str = "corpora/myactuator";
+
+fn page(args: &[&str]) -> String {
+    let out = hindsight()
+        .arg("explain")
+        .args(args)
+        .output()
+        .expect("runs");
+    assert!(
+        out.status.success(),
+        "explain {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).expect("UTF-8")
+}
+
+/// The line of `page` holding `needle`, for messages and for asserting several facts of
+/// one line.
+fn line_with<'a>(page: &'a str, needle: &str) -> &'a str {
+    page.lines()
+        .find(|l| l.contains(needle))
+        .unwrap_or_else(|| panic!("no line with {needle:?} in:\n{page}"))
+}
+
+/// Seed 001 (`001_d7c440e7b9955800.txt`), "Evidence Snapshot": each of its facts that the
+/// dropbear recording holds, stated with the turns it comes from, and the stale-edit and
+/// directive firings (WO-TD-01, WO-TD-02) with their turns and savings.
+#[test]
+fn dropbear_page_states_the_seed_001_evidence_snapshot() {
+    let md = page(&[DROPBEAR, "--format", "markdown"]);
+    // "The run made one successful mutation: `dropbear_mjcf/dropbear_mjcf.xml` changed".
+    assert!(md.contains("- 1 mutation, at turn 3: `dropbear_mjcf/dropbear_mjcf.xml`"));
+    // "Immediately afterward, the model retried the pre-mutation `old_string` and received
+    // repeated `old_string not found` failures": the family that succeeded at turn 3 fails
+    // at turns 4-9.
+    let stale = line_with(&md, "failed 6 times, turns 4-9 (stale_edit)");
+    assert!(stale.contains("after it succeeded at turn 3"), "{stale}");
+    assert!(
+        stale.contains("last output line `old_string not found in dropbear_mjcf/dropbear_mjcf.xml` (the last 6 failures in a row)"),
+        "{stale}"
+    );
+    // "The focus supervisor then forced `required_next_action=update_todos`, which blocked
+    // useful recovery reads, patches, and verification attempts."
+    let directives = line_with(&md, "- `update_todos` (from focus_supervisor)");
+    assert!(
+        directives.contains("12 directives, turns 5-17; 11 ignored, 0 answered, 1 unanswered"),
+        "{directives}"
+    );
+    assert!(md.contains("- 7 calls refused by the harness (error class `blocked`), turns 10-17"));
+    // "The run kept emitting blocked edits, sed/python rewrites, a partial
+    // `task_complete`, and more blocked reads".
+    assert!(md.contains("- claim at turn 14: `partial` (not a success status)"));
+    assert!(md.contains("- turns 15-17 (81,880 → 83,680 tokens): `file_read:gear_sonic/train.py` failed 3 times (blocked)"));
+    // "Main context grew from about 73k estimated tokens after the successful edit to about
+    // 92.7k": the recording has 17 turns, so the last request is turn 17's.
+    assert!(
+        md.contains("73,280 at turn 4 (after the last mutation), 83,680 at turn 17 (peak, last)")
+    );
+    // "System prompt content grew from about 142k chars": the recording holds one frame.
+    let frame = line_with(&md, "- 1 frame: turn 17 (main)");
+    assert!(frame.contains("system prompt 142,000 chars"), "{frame}");
+    // "The final main dump had dozens of `[RUN EVIDENCE]` and focus-supervisor system
+    // messages, including repeated synthetic failures."
+    assert!(
+        frame.contains("20 injected system blocks (8 `[RUN EVIDENCE]`)"),
+        "{frame}"
+    );
+    assert!(md.contains("- repeated 12 times in the frame of turn 17 (system message): `` [FOCUS SUPERVISOR] turn #"));
+    assert!(md.contains("- repeated 6 times in the frame of turn 17 (system message): `[RUN EVIDENCE] turn #: file_edit dropbear_mjcf.xml failed: old_string not found`"));
+    // "The workboard existed but had no cards, decisions, or diagnostics."
+    assert!(md.contains("- no todo list or workboard recorded (no todo_write)"));
+    // "The completion ledger remained `open`; no meaningful gear-sonic training verification
+    // was run."
+    assert!(md.contains("- ledger recorded `open`, finalized `incomplete_verification`"));
+    assert!(md.contains("- no check (verification) recorded"));
+    // WO-TD-01 at turn 5, its blocked retries at turns 6-9 and what they save.
+    assert!(
+        md.contains("- turn 5: stale_edit_recovery read_authoritative_target (WO-TD-01, advisory)")
+    );
+    let blocked = line_with(&md, "block_stale_retry ×4 (WO-TD-01, suppress)");
+    assert!(blocked.starts_with("- turns 6-9:"), "{blocked}");
+    assert!(blocked.ends_with("saves 2,470 tokens alone"), "{blocked}");
+    // WO-TD-02: terminal at turn 8, saving every later request.
+    let terminal = line_with(
+        &md,
+        "directive_escalation terminal_incomplete (WO-TD-02, terminal)",
+    );
+    assert!(terminal.starts_with("- turn 8:"), "{terminal}");
+    assert!(
+        terminal.ends_with("saves 722,220 tokens alone"),
+        "{terminal}"
+    );
+    assert!(md.contains("- earliest terminal cut: turn 8 (convergence_breaker abandon, diagnostic_delta abandon, directive_escalation terminal_incomplete), saving every later request: 722,220 tokens"));
+    assert!(md.contains("- directive_escalation (WO-TD-02) alone: 722,220 tokens, n/a (1 firing)"));
+    assert!(md.contains("- stale_edit_recovery (WO-TD-01) alone: 2,470 tokens, n/a (5 firings)"));
+    insta::assert_snapshot!("dropbear_markdown", md);
+}
+
+/// Seed 000 (`000_053cae7e53b598d3.txt`), WO-3 "a resumed session trips immediately": the
+/// second myactuator session starts with the build family's rounds carried in, and the
+/// repeated build folds into one timeline line per run of it.
+#[test]
+fn myactuator_page_shows_the_carry_and_the_folded_build() {
+    let text = page(&[MYACTUATOR]);
+    assert!(text.contains("- session 1 of 3; nothing carried in"));
+    let carried = text
+        .split("- session 2 of 3; ")
+        .nth(1)
+        .expect("the second session's page")
+        .split("\n- ")
+        .next()
+        .unwrap()
+        .replace("\n  ", " ");
+    assert_eq!(
+        carried,
+        "carried in: `shell:cd firmware/esp32 && pio run` (rounds: convergence_breaker 3, \
+         diagnostic_delta 3)"
+    );
+    let md = page(&[MYACTUATOR, "--format", "markdown"]);
+    // Session 1: three variants of one build at turns 6-8, one line.
+    assert!(md.contains(
+        "- turns 6-8 (1,640 → 1,720 tokens): `shell:cd firmware/esp32 && pio run` failed 3 times (tool_failed, 3 errors each)"
+    ));
+    // Session 2: the carried family fails twice more and abandons at its first failure
+    // but one; the hash-mismatch loop folds around the compaction at turn 6.
+    assert!(md.contains(
+        "- turns 1-2 (1,380 → 1,430 tokens): `shell:cd firmware/esp32 && pio run` failed 2 times (tool_failed, 3 errors each); fired: convergence_breaker abandon"
+    ));
+    assert!(md.contains(
+        "highest tier reached: abandon at turn 2, by `shell:cd firmware/esp32 && pio run`"
+    ));
+    // The third session carries the edit family's rounds from the second.
+    assert!(md.contains("- session 3 of 3; carried in: `file_edit:firmware/esp32/include/types.h:struct MotorConfig { int id; };`"));
+}
+
+/// A run folder stands for its project (replayed whole, so the carry is there) and picks
+/// its run; `--run` picks the same.
+#[test]
+fn a_run_folder_and_run_id_pick_one_session() {
+    let folder = page(&[
+        "corpora/myactuator/.omnius/runs/1783159200000-p7x2vd",
+        "--format",
+        "json",
+    ]);
+    let by_id = page(&[
+        MYACTUATOR,
+        "--run",
+        "1783159200000-p7x2vd",
+        "--format",
+        "json",
+    ]);
+    let by_name = page(&[
+        MYACTUATOR,
+        "--run",
+        "corpora/myactuator/1783159200000-p7x2vd",
+        "--format",
+        "json",
+    ]);
+    assert_eq!(folder, by_id);
+    assert_eq!(folder, by_name);
+    let v: Value = serde_json::from_str(&folder).expect("json");
+    let runs = v["runs"].as_array().expect("runs");
+    assert_eq!(runs.len(), 1);
+    assert_eq!(runs[0]["header"]["session"], 2);
+    assert_eq!(
+        runs[0]["header"]["carry_in"][0]["family"],
+        "shell:cd firmware/esp32 && pio run"
+    );
+}
+
+/// With labels and no `--run`, only the runs labelled failed, each page with its label.
+#[test]
+fn labels_pick_the_failed_runs() {
+    let v: Value = serde_json::from_str(&page(&[
+        "corpora/",
+        "--labels",
+        "corpora/expectations.json",
+        "--format",
+        "json",
+    ]))
+    .expect("json");
+    let runs = v["runs"].as_array().expect("runs");
+    assert!(runs.len() >= 10, "{} failed runs", runs.len());
+    assert!(runs.iter().all(|r| r["header"]["label"] == "failed"));
+    assert!(runs
+        .iter()
+        .all(|r| !r["header"]["project"].as_str().unwrap().contains("healthy")));
+}
+
+/// The figures `explain` states for a run are `replay`'s for the same run: turns, tokens,
+/// cost, ledger, every firing with its saving, each guard's saving, the combined saving
+/// and the cut. One path per input format, each replayed whole.
+#[test]
+fn every_format_states_the_figures_replay_reports() {
+    for path in [
+        MYACTUATOR,                                               // omnius, three sessions
+        "tests/fixtures/formats/claude_code/-path-to-shop",       // Claude Code, two sessions
+        "tests/fixtures/formats/pi",                              // pi, a branched session
+        "corpora/real/mini-swe-agent-dev",                        // mini-swe-agent, real
+        "tests/fixtures/formats/swe_agent",                       // SWE-agent
+        "tests/fixtures/formats/openhands/stuck-stale-edit.json", // OpenHands
+    ] {
+        let replay = json_report(&["replay", path, "--format", "json"]);
+        let explain = json_report(&["explain", path, "--format", "json"]);
+        let (replayed, explained) = (
+            replay["runs"].as_array().expect("runs"),
+            explain["runs"].as_array().expect("runs"),
+        );
+        assert!(!replayed.is_empty(), "{path}: no run");
+        assert_eq!(replayed.len(), explained.len(), "{path}: one page per run");
+        for (r, e) in replayed.iter().zip(explained) {
+            let (h, f) = (&e["header"], &e["fired"]);
+            let name = format!("{path}: {}", r["run_id"]);
+            assert_eq!(h["project"], r["project"], "{name}");
+            assert_eq!(h["run_id"], r["run_id"], "{name}");
+            assert_eq!(h["session"], r["session"], "{name}");
+            for field in [
+                "turns",
+                "tokens_total",
+                "tokens_recorded",
+                "tokens_estimated",
+                "tokens_by_kind",
+                "cost_usd",
+                "cost_unpriced_tokens",
+                "ledger",
+            ] {
+                assert_eq!(h[field], r[field], "{name}: {field}");
+            }
+            assert_eq!(f["firings"], r["firings"], "{name}: firings");
+            assert_eq!(f["combined_tokens"], r["savings"]["combined"], "{name}");
+            assert_eq!(
+                f["combined_cost_usd"], r["savings"]["cost_saved_usd"]["combined"],
+                "{name}"
+            );
+            for g in f["by_guard"].as_array().expect("by_guard") {
+                let guard = g["guard"].as_str().expect("guard");
+                assert_eq!(
+                    g["tokens_saved"], r["savings"]["by_guard"][guard],
+                    "{name}: {guard}"
+                );
+                let cost = &r["savings"]["cost_saved_usd"];
+                let expected = if cost.is_null() {
+                    Value::Null
+                } else {
+                    cost["by_guard"].get(guard).cloned().unwrap_or(0.0.into())
+                };
+                assert_eq!(g["cost_saved_usd"], expected, "{name}: {guard} $");
+            }
+            match r["savings"]["cut_at_turn"].as_u64() {
+                None => assert!(f["cut"].is_null(), "{name}"),
+                Some(turn) => {
+                    assert_eq!(f["cut"]["turn"], turn, "{name}");
+                    // The cut saves what the earliest terminal firing saves alone.
+                    let terminal = r["firings"]
+                        .as_array()
+                        .unwrap()
+                        .iter()
+                        .find(|x| x["effect"] == "terminal" && x["turn"] == turn)
+                        .expect("the cut's firing");
+                    assert_eq!(f["cut"]["tokens_saved"], terminal["tokens_saved"], "{name}");
+                }
+            }
+        }
+    }
+}
+
+/// One page, self-contained: both charts inline as SVG, no script, stylesheet, image or
+/// font fetched from anywhere.
+#[test]
+fn the_html_page_holds_its_charts_and_needs_nothing_else() {
+    let html = page(&[DROPBEAR, "--format", "html"]);
+    assert!(html.starts_with("<!DOCTYPE html>"));
+    assert_eq!(
+        html.matches("<svg").count(),
+        2,
+        "token curve and convergence"
+    );
+    assert!(html.contains("Tokens per turn:") && html.contains("<figcaption>"));
+    for external in [
+        "src=", "href=", "<script", "<link", "@import", "url(", "http://", "https://",
+    ] {
+        let found = html
+            .match_indices(external)
+            .map(|(i, _)| &html[i.saturating_sub(40)..(i + 60).min(html.len())])
+            .find(|around| !around.contains("xmlns"));
+        assert!(
+            found.is_none(),
+            "external reference {external:?}: {found:?}"
+        );
+    }
+    assert!(html.contains("<h2>Evidence snapshot</h2>"));
+    assert!(html.contains("<code>dropbear_mjcf/dropbear_mjcf.xml</code>"));
+}
+
+/// The text page fits an 80-column terminal, on the hand-made and the real corpora.
+#[test]
+fn text_fits_80_columns() {
+    for path in [DROPBEAR, MYACTUATOR, "corpora/real/mini-swe-agent-dev"] {
+        let text = page(&[path]);
+        let wide: Vec<&str> = text.lines().filter(|l| l.chars().count() > 80).collect();
+        assert!(wide.is_empty(), "{path}: {wide:#?}");
+    }
+}
+
+/// Byte-identical pages whatever the thread count.
+#[test]
+fn pages_do_not_depend_on_threads() {
+    for format in ["text", "json", "html"] {
+        let one = page(&["corpora/", "--threads", "1", "--format", format]);
+        let four = page(&["corpora/", "--threads", "4", "--format", format]);
+        assert!(one == four, "{format} differs between 1 and 4 threads");
+    }
+}
+
+/// Usage and input errors exit 2 with a message, never a panic.
+#[test]
+fn bad_input_exits_2() {
+    for args in [
+        vec![MYACTUATOR, "--run", "no-such-run"],
+        vec!["corpora/no-such-project"],
+        vec![DROPBEAR, "--labels", "corpora/no-such-labels.json"],
+        vec![DROPBEAR, "--format", "pdf"],
+        vec![
+            "corpora/",
+            "--run",
+            "1783159200000-p7x2vd",
+            "--set",
+            "breaker.abandon=0",
+        ],
+        vec![
+            "corpora/myactuator/.omnius/runs/1783159200000-p7x2vd",
+            "--run",
+            "1783155600000-k3m9qa",
+        ],
+    ] {
+        let out = hindsight()
+            .arg("explain")
+            .args(&args)
+            .output()
+            .expect("runs");
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(!err.contains("panicked"), "{args:?}: {err}");
+        assert!(out.stdout.is_empty(), "{args:?}");
+    }
+}
