@@ -355,3 +355,70 @@ fn bad_input_exits_2() {
         assert!(out.stdout.is_empty(), "{args:?}");
     }
 }
+
+/// `hindsight report` writes the explain page of every run it draws per-run charts for,
+/// links each from report.md and report.html, and groups the failed runs by their
+/// earliest terminal guard with what they spent after their first `stalled`.
+#[test]
+fn report_writes_and_links_an_explain_page_per_reported_run() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let out = dir.path().join("review");
+    hindsight()
+        .args([
+            "report",
+            DROPBEAR,
+            MYACTUATOR,
+            "--expect",
+            "corpora/expectations.json",
+            "--per-run",
+            "2",
+            "--out-dir",
+        ])
+        .arg(&out)
+        .assert()
+        .success();
+    let md = std::fs::read_to_string(out.join("report.md")).expect("report.md");
+    let html = std::fs::read_to_string(out.join("report.html")).expect("report.html");
+    let mut pages: Vec<String> = std::fs::read_dir(out.join("explain"))
+        .expect("explain/")
+        .map(|e| e.expect("entry").file_name().to_string_lossy().into_owned())
+        .collect();
+    pages.sort();
+    // The two runs with the largest savings: dropbear and myactuator's second session.
+    assert_eq!(
+        pages,
+        [
+            "myactuator-1783159200000-p7x2vd.html",
+            "myactuator-1783159200000-p7x2vd.md",
+            "telegram-dropbear-1782873796963-i5r7mv.html",
+            "telegram-dropbear-1782873796963-i5r7mv.md",
+        ]
+    );
+    for page in &pages {
+        let link = format!("explain/{page}");
+        assert!(md.contains(&format!("({link})")), "report.md links {link}");
+        assert!(
+            html.contains(&format!("href=\"{link}\"")),
+            "report.html links {link}"
+        );
+    }
+    let dropbear =
+        std::fs::read_to_string(out.join("explain/telegram-dropbear-1782873796963-i5r7mv.md"))
+            .expect("page");
+    assert!(dropbear.contains("- labelled failed"));
+    assert!(dropbear.contains("- 1 mutation, at turn 3: `dropbear_mjcf/dropbear_mjcf.xml`"));
+    let page_html =
+        std::fs::read_to_string(out.join("explain/myactuator-1783159200000-p7x2vd.html"))
+            .expect("page");
+    assert_eq!(page_html.matches("<svg").count(), 2);
+    // Every failed run of the two projects, grouped; dropbear spent 873,680 tokens after
+    // its first `stalled` (turn 6): every request of turns 7-17.
+    assert!(md.contains("## Failed runs by earliest terminal guard (labelled failed)"));
+    assert!(md.contains(
+        "| convergence_breaker, diagnostic_delta, directive_escalation | file_edit:dropbear_mjcf/dropbear_mjcf.xml:<joint name=\"RL_Revolute28\" type=\"hinge\" axis=\"0 1 0\" range=\"-1.57 1.57\"/> | 1 | 1 | 873,680 | n/a | corpora/telegram-dropbear/1782873796963-i5r7mv |"
+    ));
+    assert!(md.contains(
+        "| diagnostic_delta | shell:cd firmware/esp32 && pio run -e esp32dev_debug | 1 | 1 |"
+    ));
+    assert!(md.contains("| (none: no guard ends the run) | - | 1 | 1 |"));
+}

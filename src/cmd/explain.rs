@@ -198,8 +198,9 @@ fn pick(
     }
 }
 
-/// Reads the run's recording again and explains it beside its replay.
-fn explain_one(
+/// Reads the run's recording again and explains it beside its replay (its project is one
+/// of `projects`).
+pub(super) fn explain_one(
     projects: &[ProjectSource],
     replay: &crate::replay::RunReplay,
     report: &RunReport,

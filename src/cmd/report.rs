@@ -4,17 +4,22 @@
 //! tables as CSV and Parquet, and the JSON report; with `--expect`, a threshold sweep
 //! chart as well.
 
+use super::explain::explain_one;
 use super::input::{Input, REPLAY_ONLY};
 use super::sweep::{parse_params, sweep_points};
 use super::{load_report, EXIT_OK};
 use crate::gate::sweep::Point;
+use crate::gate::Label;
 use crate::gate::Labels;
 use crate::output::{Entry, Guard};
 use crate::replay::RunReplay;
 use crate::report::charts::{self, ChartData, ChartFile, ChartKind, SweepPoint};
-use crate::report::review::{self, DataFile, Figure, Section};
+use crate::report::explain::{self, corpus::failed_by_terminal_guard, Explain};
+use crate::report::review::{self, DataFile, ExplainPage, Figure, PostMortem, Section};
+use crate::report::tables::TableModel;
 use crate::report::{frames, Report};
 use anyhow::{Context, Result};
+use std::collections::BTreeSet;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
@@ -23,8 +28,12 @@ use std::path::{Path, PathBuf};
     after_help = "Examples:\n  hindsight report corpora/ --out-dir reports/corpora --expect corpora/expectations.json\n  \
     hindsight report runs/ --out-dir /tmp/review --per-run 5\n  \
     hindsight report --from merged.json --out-dir review/\n\n\
-    Writes report.md, report.html, report.json, charts/*.svg|png and tables/*.csv|parquet \
-    (runs, guards, firings).\n\n\
+    Writes report.md, report.html, report.json, charts/*.svg|png, tables/*.csv|parquet \
+    (runs, guards, firings) and explain/*.md|html: the post-mortem page (hindsight explain) \
+    of each run given per-run charts. The document groups the failed runs (labelled failed \
+    with --expect, else those whose ledger does not finalize completed) by their earliest \
+    terminal guard and its family, with the tokens and dollars spent after each run's first \
+    `stalled`.\n\n\
     --from REPORT.json builds the review from a saved JSON report (a merged one, any \
     `replay --format json`) instead of replaying: the corpus charts (savings, first fire), \
     the tables, report.md/html/json. The per-run charts (tokens by turn, convergence) need \
@@ -68,11 +77,11 @@ pub fn run(args: Args) -> Result<u8> {
     let report = Report::build(&runs, &prices)
         .with_unread(&projects.unread, &projects.skipped_files)
         .with_shard(args.input.shard);
-    let sweep = match &args.expect {
-        Some(path) => {
-            let labels = Labels::load(path)?;
+    let labels = args.expect.as_deref().map(Labels::load).transpose()?;
+    let sweep = match &labels {
+        Some(labels) => {
             let params = parse_params(&args.params)?;
-            Some(sweep_points(&args.input, &projects, &labels, &params)?)
+            Some(sweep_points(&args.input, &projects, labels, &params)?)
         }
         None => None,
     };
@@ -84,7 +93,38 @@ pub fn run(args: Args) -> Result<u8> {
         &picked,
         sweep.map(|p| sweep_chart(&p)),
     );
-    write_folder(&guard, &args.out_dir, &report, &data)?;
+    // The post-mortem of each run the review looks at, and the failed runs by the guard
+    // that would have ended them (issue #14).
+    let mut explained = Vec::new();
+    for &i in &picked {
+        let (replay, run) = (&runs[i], &report.runs[i]);
+        let e = explain_one(
+            &projects,
+            replay,
+            run,
+            labels.as_ref(),
+            &args.input,
+            &config,
+            &prices,
+        )?;
+        explained.push(e);
+    }
+    let (failed, means) = match &labels {
+        Some(l) => (
+            failed_by_terminal_guard(&runs, &report, &prices, &|r| {
+                l.get(r).is_some_and(|x| x.label == Label::Failed)
+            }),
+            "labelled failed",
+        ),
+        None => (
+            failed_by_terminal_guard(&runs, &report, &prices, &|r| {
+                r.ledger.finalized != "completed"
+            }),
+            "ledger not finalized completed",
+        ),
+    };
+    let failed = Some(explain::corpus::table(&failed, means));
+    write_folder(&guard, &args.out_dir, &report, &data, &explained, failed)?;
     eprintln!("wrote {}", args.out_dir.join("report.html").display());
     Ok(EXIT_OK)
 }
@@ -96,12 +136,12 @@ fn from_report(from: &Path, out_dir: &Path) -> Result<u8> {
     guard.check(out_dir, Entry::Followed)?;
     let report = load_report(from)?;
     eprintln!(
-        "note: --from {}: no per-run charts (they need a replay's turn-by-turn figures)",
+        "note: --from {}: no per-run charts or explain pages (they need a replay's turn-by-turn figures)",
         from.display()
     );
     let no_runs: &[RunReplay] = &[];
     let data = ChartData::build(no_runs, &report, &Default::default(), &[], None);
-    write_folder(&guard, out_dir, &report, &data)?;
+    write_folder(&guard, out_dir, &report, &data, &[], None)?;
     eprintln!("wrote {}", out_dir.join("report.html").display());
     Ok(EXIT_OK)
 }
@@ -144,7 +184,14 @@ fn sweep_chart(points: &[Point]) -> Vec<SweepPoint> {
 
 /// Writes the review into `dir`: the folder itself is the user's (followed if a link), its
 /// `charts/` and `tables/` and every file in them are hindsight's own (links replaced).
-fn write_folder(guard: &Guard, dir: &Path, report: &Report, data: &ChartData) -> Result<()> {
+fn write_folder(
+    guard: &Guard,
+    dir: &Path,
+    report: &Report,
+    data: &ChartData,
+    explained: &[Explain],
+    failed: Option<TableModel>,
+) -> Result<()> {
     let chart_dir = dir.join("charts");
     let table_dir = dir.join("tables");
     guard.create_out_dir(dir)?;
@@ -152,6 +199,10 @@ fn write_folder(guard: &Guard, dir: &Path, report: &Report, data: &ChartData) ->
     guard.create_dir(&table_dir)?;
     let create = |name: &str| -> Result<_> {
         Ok(std::io::BufWriter::new(guard.create_file(&dir.join(name))?))
+    };
+    let post = PostMortem {
+        pages: write_explained(guard, dir, explained)?,
+        failed,
     };
     let charts = charts::write_all(data, &chart_dir).context("drawing charts")?;
     let tables = frames::write_tables(report, &table_dir).context("writing tables")?;
@@ -173,12 +224,47 @@ fn write_folder(guard: &Guard, dir: &Path, report: &Report, data: &ChartData) ->
     crate::report::json::render(report, &mut json)?;
     json.flush()?;
     let mut md = create("report.md")?;
-    review::markdown(report, &figures, &files, &mut md)?;
+    review::markdown(report, &figures, &files, &post, &mut md)?;
     md.flush()?;
     let mut html = create("report.html")?;
-    review::html(report, &figures, &files, &mut html)?;
+    review::html(report, &figures, &files, &post, &mut html)?;
     html.flush()?;
     Ok(())
+}
+
+/// Writes each run's explain page, as Markdown and HTML, into `explain/` (hindsight's own
+/// folder, like `charts/`), named like the run's charts.
+fn write_explained(guard: &Guard, dir: &Path, explained: &[Explain]) -> Result<Vec<ExplainPage>> {
+    if explained.is_empty() {
+        return Ok(Vec::new());
+    }
+    let explain_dir = dir.join("explain");
+    guard.create_dir(&explain_dir)?;
+    let mut stems = BTreeSet::new();
+    let mut pages = Vec::new();
+    for e in explained {
+        let base = charts::slug(&e.chart.name);
+        let (mut stem, mut n) = (base.clone(), 1);
+        while !stems.insert(stem.clone()) {
+            n += 1;
+            stem = format!("{base}-{n}");
+        }
+        for (ext, format) in [
+            ("md", explain::Format::Markdown),
+            ("html", explain::Format::Html),
+        ] {
+            let path = explain_dir.join(format!("{stem}.{ext}"));
+            let mut out = std::io::BufWriter::new(guard.create_file(&path)?);
+            explain::render(std::slice::from_ref(e), format, &mut out)?;
+            out.flush()?;
+        }
+        pages.push(ExplainPage {
+            label: format!("{}/{}", e.header.project, e.header.run_id),
+            markdown_link: format!("explain/{stem}.md"),
+            html_link: format!("explain/{stem}.html"),
+        });
+    }
+    Ok(pages)
 }
 
 fn figures(charts: &[ChartFile]) -> Result<Vec<Figure>> {

@@ -23,6 +23,23 @@ pub enum Section {
     Run,
 }
 
+/// A run's explain page, written beside the document in two formats.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ExplainPage {
+    /// `project/run`.
+    pub label: String,
+    pub markdown_link: String,
+    pub html_link: String,
+}
+
+/// The post-mortem parts of the review (issue #14): the explain page of each run the
+/// review looks at, and the failed runs grouped by their earliest terminal guard.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct PostMortem {
+    pub pages: Vec<ExplainPage>,
+    pub failed: Option<TableModel>,
+}
+
 /// Links to the data files written beside the document.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct DataFile {
@@ -49,6 +66,7 @@ pub fn markdown(
     report: &Report,
     figures: &[Figure],
     data: &[DataFile],
+    post: &PostMortem,
     out: &mut dyn Write,
 ) -> std::io::Result<()> {
     writeln!(
@@ -56,6 +74,24 @@ pub fn markdown(
         "# hindsight: work-order review\n\n{}\n",
         headline(report)
     )?;
+    if let Some(model) = &post.failed {
+        writeln!(out, "## {}\n", model.title)?;
+        super::markdown::table(model, out)?;
+        writeln!(out)?;
+    }
+    if !post.pages.is_empty() {
+        writeln!(out, "## Runs explained\n")?;
+        for p in &post.pages {
+            writeln!(
+                out,
+                "- {}: [Markdown]({}), [HTML]({})",
+                super::markdown::escape(&p.label),
+                p.markdown_link,
+                p.html_link
+            )?;
+        }
+        writeln!(out)?;
+    }
     for (section, heading) in [(Section::Corpus, "Corpus"), (Section::Run, "Runs")] {
         let shown: Vec<&Figure> = figures.iter().filter(|f| f.section == section).collect();
         if shown.is_empty() {
@@ -112,6 +148,7 @@ pub fn html(
     report: &Report,
     figures: &[Figure],
     data: &[DataFile],
+    post: &PostMortem,
     out: &mut dyn Write,
 ) -> std::io::Result<()> {
     writeln!(
@@ -123,6 +160,22 @@ pub fn html(
         "<h1>hindsight: work-order review</h1>\n<p>{}</p>",
         esc(&headline(report))
     )?;
+    if let Some(model) = &post.failed {
+        html_table(model, out)?;
+    }
+    if !post.pages.is_empty() {
+        writeln!(out, "<h2>Runs explained</h2>\n<ul>")?;
+        for p in &post.pages {
+            writeln!(
+                out,
+                "<li>{}: <a href=\"{}\">HTML</a>, <a href=\"{}\">Markdown</a></li>",
+                esc(&p.label),
+                esc(&p.html_link),
+                esc(&p.markdown_link)
+            )?;
+        }
+        writeln!(out, "</ul>")?;
+    }
     for (section, heading) in [(Section::Corpus, "Corpus"), (Section::Run, "Runs")] {
         let shown: Vec<&Figure> = figures.iter().filter(|f| f.section == section).collect();
         if shown.is_empty() {

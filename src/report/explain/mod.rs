@@ -15,6 +15,7 @@
 //! `text` (80 columns), `markdown`, `html` (one page, the run's charts inline) and `json`
 //! (the model itself).
 
+pub mod corpus;
 pub mod doc;
 pub mod html;
 pub mod markdown;
