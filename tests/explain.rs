@@ -422,3 +422,26 @@ fn report_writes_and_links_an_explain_page_per_reported_run() {
     ));
     assert!(md.contains("| (none: no guard ends the run) | - | 1 | 1 |"));
 }
+
+/// README's trimmed example is the real output: every line of it not cut with `...` is a
+/// line of the page, in the same order.
+#[test]
+fn the_readme_example_is_the_real_output() {
+    let readme = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md"))
+        .expect("README.md");
+    let example = readme
+        .split("$ hindsight explain corpora/telegram-dropbear\n")
+        .nth(1)
+        .expect("the example")
+        .split("```")
+        .next()
+        .unwrap();
+    let text = page(&[DROPBEAR]);
+    let mut lines = text.lines();
+    for shown in example.lines().filter(|l| !l.contains("...")) {
+        assert!(
+            lines.any(|l| l == shown),
+            "README line not in the output (or out of order): {shown:?}"
+        );
+    }
+}

@@ -30,7 +30,9 @@ use std::path::{Path, PathBuf};
     todos, completion claims against checks, compactions), What would have fired (every \
     firing, the earliest terminal cut and each guard's saving), Timeline (a line per turn, \
     repeats folded) and Where to look first. Every fact names its turns; estimated tokens \
-    are marked ~ (docs/EXPLAIN.md)."
+    are marked ~ (docs/EXPLAIN.md).\n\n\
+    Exit codes: 0 success, 2 usage or input error (an unknown --run, a bad path or \
+    setting, any bad record under --strict)."
 )]
 pub struct Args {
     #[command(flatten)]
