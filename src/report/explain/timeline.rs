@@ -1,8 +1,10 @@
 //! The timeline: one line per turn, folded where consecutive turns repeat one thing (the
 //! same calls of the same families with the same outcomes), as a reader would summarise a
-//! loop: "turns 40-312: `shell:make` failed 273 times, 4 errors each".
+//! loop such as seed 000's one build run again and again (`000_053cae7e53b598d3.txt`, "The
+//! failure signature"): "turns 40-312: `shell:make` failed 273 times, 4 errors each".
 
-use super::recording::{CallLine, TurnLine, MAIN};
+use super::facts::{CallLine, TurnLine};
+use super::recording::MAIN;
 use crate::cost::request_tokens;
 use crate::model::TokenSource;
 use crate::replay::RunReplay;
