@@ -1,6 +1,6 @@
 //! The tables the terminal and Markdown renderers share: built once, drawn twice.
 
-use super::Report;
+use super::{FiringReport, Report};
 use crate::model::sum_tokens;
 use std::collections::BTreeMap;
 
@@ -80,42 +80,61 @@ fn runs(report: &Report) -> TableModel {
     }
 }
 
-/// (guard, action, family) of a firing group.
-type GroupKey<'a> = (&'a str, &'a str, Option<&'a str>);
-/// (first turn, count, tokens saved, work order) of a firing group.
-type Group<'a> = (u32, usize, u64, &'a str);
+/// The firings of one run that share a guard, an action and a family.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FiringGroup<'a> {
+    /// The earliest of them (the firings of a run are in turn order).
+    pub first: &'a FiringReport,
+    pub last_turn: u32,
+    pub count: usize,
+    /// What they save alone, summed.
+    pub tokens_saved: u64,
+}
 
-/// Firings grouped by (run, guard, action, family), so a guard that fires on every frame
-/// is one row with a count.
+/// The firings of one run grouped by (guard, action, family), so a guard that fires on
+/// every frame is one row with a count; in order of first turn, then guard, action and
+/// family.
+pub fn firing_groups(firings: &[FiringReport]) -> Vec<FiringGroup<'_>> {
+    type Key<'a> = (&'a str, &'a str, Option<&'a str>);
+    let mut groups: BTreeMap<Key, FiringGroup> = BTreeMap::new();
+    for f in firings {
+        let key = (f.guard.as_str(), f.action.as_str(), f.family.as_deref());
+        let g = groups.entry(key).or_insert(FiringGroup {
+            first: f,
+            last_turn: f.turn,
+            count: 0,
+            tokens_saved: 0,
+        });
+        if f.turn < g.first.turn {
+            g.first = f;
+        }
+        g.last_turn = g.last_turn.max(f.turn);
+        g.count += 1;
+        g.tokens_saved = g.tokens_saved.saturating_add(f.tokens_saved);
+    }
+    let mut ordered: Vec<(Key, FiringGroup)> = groups.into_iter().collect();
+    ordered.sort_by_key(|((guard, action, family), g)| (g.first.turn, *guard, *action, *family));
+    ordered.into_iter().map(|(_, g)| g).collect()
+}
+
+/// Firings grouped by (run, guard, action, family) ([`firing_groups`]).
 fn firings(report: &Report) -> TableModel {
     let mut rows = Vec::new();
     for run in &report.runs {
-        let mut groups: BTreeMap<GroupKey, Group> = BTreeMap::new();
-        for f in &run.firings {
-            let key = (f.guard.as_str(), f.action.as_str(), f.family.as_deref());
-            let g = groups
-                .entry(key)
-                .or_insert((f.turn, 0, 0, f.work_order.as_str()));
-            g.0 = g.0.min(f.turn);
-            g.1 += 1;
-            g.2 = g.2.saturating_add(f.tokens_saved);
-        }
-        let mut ordered: Vec<_> = groups.into_iter().collect();
-        ordered
-            .sort_by_key(|((guard, action, family), (turn, ..))| (*turn, *guard, *action, *family));
-        for ((guard, action, family), (turn, count, saved, wo)) in ordered {
+        for g in firing_groups(&run.firings) {
+            let f = g.first;
             rows.push(vec![
                 format!("{}/{}", run.project, run.run_id),
-                guard.to_string(),
-                wo.to_string(),
-                turn.to_string(),
-                if count > 1 {
-                    format!("{action} ×{count}")
+                f.guard.clone(),
+                f.work_order.clone(),
+                f.turn.to_string(),
+                if g.count > 1 {
+                    format!("{} ×{}", f.action, g.count)
                 } else {
-                    action.to_string()
+                    f.action.clone()
                 },
-                clip(family.unwrap_or("-"), 60),
-                thousands(saved),
+                clip(f.family.as_deref().unwrap_or("-"), 60),
+                thousands(g.tokens_saved),
             ]);
         }
     }

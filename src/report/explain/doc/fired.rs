@@ -2,12 +2,7 @@
 
 use super::{line, plural, turns, Item, Section};
 use crate::report::explain::{Cut, Explain, FiringRef, MAIN};
-use crate::report::tables::{cost_cell, thousands};
-use crate::report::FiringReport;
-use std::collections::BTreeMap;
-
-/// (guard, action, family) of a firing group.
-type GroupKey<'a> = (&'a str, &'a str, Option<&'a str>);
+use crate::report::tables::{cost_cell, firing_groups, thousands, FiringGroup};
 
 pub(super) fn section(e: &Explain) -> Section {
     let f = &e.fired;
@@ -16,18 +11,7 @@ pub(super) fn section(e: &Explain) -> Section {
         items.push(line().t("no guard would have fired").item());
     }
     // Repeats of one guard, action and family are one line with their count and turns.
-    let mut groups: BTreeMap<GroupKey, Vec<&FiringReport>> = BTreeMap::new();
-    for firing in &f.firings {
-        let key = (
-            firing.guard.as_str(),
-            firing.action.as_str(),
-            firing.family.as_deref(),
-        );
-        groups.entry(key).or_default().push(firing);
-    }
-    let mut ordered: Vec<Vec<&FiringReport>> = groups.into_values().collect();
-    ordered.sort_by_key(|g| (g[0].turn, g[0].guard.as_str(), g[0].action.as_str()));
-    for group in ordered {
+    for group in firing_groups(&f.firings) {
         items.push(firing_group(&group));
     }
     items.push(Item::Heading("Savings".into()));
@@ -64,18 +48,16 @@ pub(super) fn section(e: &Explain) -> Section {
     }
 }
 
-fn firing_group(group: &[&FiringReport]) -> Item {
-    let first = group[0];
-    let last = group[group.len() - 1];
-    let saved: u64 = group.iter().map(|f| f.tokens_saved).sum();
-    let count = if group.len() > 1 {
-        format!(" ×{}", group.len())
+fn firing_group(group: &FiringGroup<'_>) -> Item {
+    let (first, saved) = (group.first, group.tokens_saved);
+    let count = if group.count > 1 {
+        format!(" ×{}", group.count)
     } else {
         String::new()
     };
     let mut l = line().t(format!(
         "{}: {} {}{count} ({}, {})",
-        turns(first.turn, last.turn),
+        turns(first.turn, group.last_turn),
         first.guard,
         first.action,
         first.work_order,
