@@ -2,8 +2,10 @@
 //!
 //! [`Report`] is built once from the replayed runs and their costs; each format is a
 //! small renderer of it (hyperfine's exporter layout, STYLE.md): `json`, `table`
-//! (terminal) and `markdown`, the last two sharing [`tables`]. Nothing here judges or
-//! computes savings; nothing here prints to the terminal on its own.
+//! (terminal) and `markdown`, the last two sharing [`tables`]. [`explain`] is the
+//! post-mortem page of one run, its own model read from the recording beside the run's
+//! report, with the same small-renderer layout. Nothing here judges or computes savings
+//! (the cost model does); nothing here prints to the terminal on its own.
 
 pub mod charts;
 pub mod csv;

@@ -7,7 +7,7 @@ use super::{firing_ref, FiringRef};
 use crate::cost::{spent_after, Prices};
 use crate::guards::convergence::Tier;
 use crate::replay::RunReplay;
-use crate::report::tables::{cost_cell, thousands, TableModel};
+use crate::report::tables::{cost_cell, tokens_cell, TableModel};
 use crate::report::{dollar_sum, Report, RunReport};
 use std::collections::BTreeMap;
 
@@ -29,6 +29,8 @@ pub struct TerminalGroup {
     pub cost_after_stalled_usd: Option<f64>,
     /// Some of the group's runs have unpriced tokens: the dollars are a lower bound.
     pub partly_priced: bool,
+    /// Some of the group's runs have estimated tokens (shown `~`).
+    pub estimated: bool,
 }
 
 /// Groups the runs of `report` for which `failed` holds (`runs` is parallel to
@@ -65,9 +67,11 @@ pub fn failed_by_terminal_guard(
                 tokens_after_stalled: 0,
                 cost_after_stalled_usd: None,
                 partly_priced: false,
+                estimated: false,
             });
         g.runs.push(format!("{}/{}", run.project, run.run_id));
         g.partly_priced |= run.cost_unpriced_tokens > 0;
+        g.estimated |= run.tokens_estimated > 0;
         let stalled = run
             .firings
             .iter()
@@ -117,7 +121,7 @@ pub fn table(groups: &[TerminalGroup], failed_means: &str) -> TableModel {
                     g.family.clone().unwrap_or_else(|| "-".into()),
                     g.runs.len().to_string(),
                     g.stalled_runs.to_string(),
-                    thousands(g.tokens_after_stalled),
+                    tokens_cell(g.tokens_after_stalled, u64::from(g.estimated)),
                     cost_cell(g.cost_after_stalled_usd, u64::from(g.partly_priced)),
                     g.runs.join(", "),
                 ]
