@@ -67,13 +67,19 @@ pub fn run(args: Args) -> Result<u8> {
     }
     let picked = pick(&projects, wanted.as_deref(), labels.as_ref())?;
     if picked.is_empty() {
-        eprintln!("note: no run to explain (none labelled failed)");
+        let why = if labels.is_some() {
+            "none is labelled failed"
+        } else {
+            "no run was found"
+        };
+        eprintln!("note: no run to explain: {why}");
     }
     // Only the projects of the picked runs are replayed, each whole: a session's carry
     // comes from the sessions before it.
+    let names: BTreeSet<&str> = picked.iter().map(|(name, _)| name.as_str()).collect();
     let replayed: Vec<ProjectSource> = projects
         .iter()
-        .filter(|p| picked.iter().any(|(name, _)| *name == p.name))
+        .filter(|p| names.contains(p.name.as_str()))
         .cloned()
         .collect();
     let keep = |r: crate::replay::RunReplay| {
@@ -129,7 +135,7 @@ fn run_folder(input: &Input) -> Result<(Input, Option<String>)> {
     let mut input = input.clone();
     let mut picked = None;
     for path in &mut input.paths {
-        let Some(omnius) = omnius_of_run(path) else {
+        let Some(omnius) = ingest::omnius_of_run(path) else {
             continue;
         };
         let project = omnius.parent().unwrap_or(Path::new("."));
@@ -149,17 +155,6 @@ fn run_folder(input: &Input) -> Result<(Input, Option<String>)> {
         *path = omnius;
     }
     Ok((input, picked))
-}
-
-/// The `.omnius` directory of a run folder `<project>/.omnius/runs/<id>`.
-fn omnius_of_run(path: &Path) -> Option<PathBuf> {
-    if !path.join("events.jsonl").is_file() {
-        return None;
-    }
-    let runs = path.parent()?;
-    let omnius = runs.parent()?;
-    let named = |p: &Path, name: &str| p.file_name().is_some_and(|n| n == name);
-    (named(runs, "runs") && named(omnius, ".omnius")).then(|| omnius.to_path_buf())
 }
 
 /// The (project, run id) of every run to explain, in input order: the one `--run` names

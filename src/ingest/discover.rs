@@ -266,6 +266,19 @@ fn instance_project(
     }
 }
 
+/// The `.omnius` directory of a run folder, `<project>/.omnius/runs/<id>` holding
+/// `events.jsonl` (docs/FORMAT.md, *Layout*); `None` for any other path. Discovery looks
+/// for `.omnius` directories, so a command given a run folder hands this on instead.
+pub fn omnius_of_run(path: &Path) -> Option<PathBuf> {
+    if !path.join("events.jsonl").is_file() {
+        return None;
+    }
+    let runs = path.parent()?;
+    let omnius = runs.parent()?;
+    let named = |p: &Path, name: &str| p.file_name().is_some_and(|n| n == name);
+    (named(runs, "runs") && named(omnius, ".omnius")).then(|| omnius.to_path_buf())
+}
+
 /// The run directories of a project, oldest session first. A `runs` that is there but
 /// cannot be listed, and a run link that cannot be followed, are problems; a project
 /// without `runs/` has no runs.

@@ -17,7 +17,8 @@ mod walk;
 
 use crate::model::{Event, Frame, LedgerFamily, LedgerStatus};
 pub use discover::{
-    discover, discover_as, discover_with, display, Discovery, ProjectSource, RunSource, SkippedFile,
+    discover, discover_as, discover_with, display, omnius_of_run, Discovery, ProjectSource,
+    RunSource, SkippedFile,
 };
 pub use error::{ParseError, Policy, ProblemKind, Problems};
 pub use events::{Abandoned, Copied, IngestStats};
