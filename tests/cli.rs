@@ -526,3 +526,51 @@ fn the_strict_error_is_the_first_projects_at_any_thread_count() {
         assert!(!stderr.contains("p4"), "{threads} threads: {stderr}");
     }
 }
+
+/// Projects longer than the runs allowed to wait for their turn (16 per thread): the
+/// projects behind the first pause and resume as it moves (issue #13), and every run is
+/// written once, in order, whatever the thread count.
+#[test]
+fn projects_that_pause_for_their_turn_lose_and_reorder_nothing() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let corpus = dir.path().join("c");
+    hindsight()
+        .arg("synth")
+        .arg("--out")
+        .arg(&corpus)
+        .args(["--tiny-runs", "240", "--projects", "3"])
+        .assert()
+        .success();
+    let replay = |threads: &str| {
+        let out = hindsight()
+            .arg("replay")
+            .arg(&corpus)
+            .args(["--format", "json", "--threads", threads])
+            .output()
+            .expect("runs");
+        assert!(out.status.success(), "{threads} threads");
+        out.stdout
+    };
+    let one = replay("1");
+    for threads in ["2", "3"] {
+        assert_eq!(one, replay(threads), "{threads} threads");
+    }
+    let report: serde_json::Value = serde_json::from_slice(&one).expect("json");
+    let runs: Vec<(String, u64)> = report["runs"]
+        .as_array()
+        .expect("runs")
+        .iter()
+        .map(|r| {
+            let project = r["project"].as_str().expect("project").to_string();
+            (project, r["session"].as_u64().expect("session"))
+        })
+        .collect();
+    assert_eq!(runs.len(), 240);
+    let mut sorted = runs.clone();
+    sorted.sort_by(|a, b| a.0.cmp(&b.0).then(a.1.cmp(&b.1)));
+    assert_eq!(
+        runs, sorted,
+        "projects in order, each project's sessions in order"
+    );
+    assert_eq!(report["summary"]["runs"], 240);
+}

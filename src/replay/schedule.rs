@@ -2,15 +2,18 @@
 //! next runs read and parsed in parallel (a window of look-ahead) while the current one is
 //! replayed, strictly in session order; and each result handed on in input order as soon
 //! as everything before it is done. A project starts only within a window of the first
-//! one not yet handed on in full, so the finished runs waiting for their turn stay few.
-//! Output never depends on the thread count, and memory holds a window of loaded runs
-//! per busy project and a window of projects' results, not the corpus.
+//! one not yet handed on in full, and a project behind that one pauses between two windows
+//! of runs while too many finished runs wait for their turn ([`runs_waiting`]), resuming
+//! when the first one moves. Output never depends on the thread count, and memory holds a
+//! window of loaded runs per busy project and a bounded number of waiting results, not the
+//! corpus and not a whole project.
 //!
 //! A project whose recorded convergence ledger holds rounds that replaying its runs does
 //! not rebuild (runs pruned from the recording) is replayed a second time with those rounds
 //! carried into its first run (seed 000 WO-3), and the first replay's results are dropped:
-//! such a project's results are held until that is known. Projects without a recorded
-//! ledger are read once and handed on run by run.
+//! such a project's results are held until that is known (as what will be handed on, and
+//! counted with the waiting ones). Projects without a recorded ledger are read once and
+//! handed on run by run.
 
 use super::{ProjectReplayer, ReplayError, RunReplay};
 use crate::config::Config;
@@ -44,8 +47,12 @@ pub fn replay_each<T: Send>(
             order: InOrder::new(projects, deliver),
             next_start: 0,
             limit: projects.len(),
+            paused: Vec::new(),
+            held: 0,
+            held_by: vec![0; projects.len()],
         }),
         window: projects_ahead(),
+        waiting_cap: runs_waiting(),
     };
     rayon::scope(|scope| work.start_ready(scope));
     match work
@@ -64,9 +71,17 @@ fn projects_ahead() -> usize {
     2 * rayon::current_num_threads().max(1)
 }
 
+/// Runs that may wait for their turn before a project that is not the first one not yet
+/// handed on pauses (between two windows of runs) until that one moves: enough to keep a
+/// thread busy past the first project for a while, few enough that memory does not grow
+/// with the length of the projects (issue #13).
+fn runs_waiting() -> usize {
+    16 * rayon::current_num_threads().max(1)
+}
+
 /// One replay of many projects: what each project needs, which starts next, and the runs
 /// waiting to be handed on. No thread ever waits for a turn: a project is started (spawned)
-/// when the window moves, by whoever moved it.
+/// when the window moves, by whoever moved it, and a paused project is resumed the same way.
 struct Work<'a, 'd, T> {
     projects: &'a [ProjectSource],
     config: &'a Config,
@@ -77,6 +92,7 @@ struct Work<'a, 'd, T> {
     outcomes: Vec<Mutex<Option<ReplayError>>>,
     state: Mutex<State<'d, T>>,
     window: usize,
+    waiting_cap: usize,
 }
 
 struct State<'d, T> {
@@ -84,43 +100,168 @@ struct State<'d, T> {
     next_start: usize,
     /// Projects from here on are not started: one before them failed.
     limit: usize,
+    /// Projects paused because too many runs wait for their turn.
+    paused: Vec<ProjectTask<T>>,
+    /// Runs held by first passes (projects with a recorded convergence ledger), which wait
+    /// for their turn as much as `order`'s do: in all, and per project.
+    held: usize,
+    held_by: Vec<usize>,
+}
+
+impl<T> State<'_, T> {
+    fn hold(&mut self, p: usize, runs: usize) {
+        self.held += runs;
+        self.held_by[p] += runs;
+    }
+
+    fn release(&mut self, p: usize, runs: usize) {
+        self.held -= runs;
+        self.held_by[p] -= runs;
+    }
+
+    /// Whether project `p` should pause: it is not the first one not yet handed on, and
+    /// the runs waiting for their turn (but those the first one holds itself) are at the
+    /// cap.
+    fn should_pause(&self, p: usize, cap: usize) -> bool {
+        let head = self.order.next.0;
+        let held_by_head = self.held_by.get(head).copied().unwrap_or(0);
+        p != head && self.order.waiting.len() + self.held - held_by_head >= cap
+    }
 }
 
 impl<'a, 'd, T: Send> Work<'a, 'd, T> {
     /// Starts every project not yet started that is within the window of the first one
-    /// not yet handed on in full.
+    /// not yet handed on in full, and resumes the paused projects that may go on.
     fn start_ready<'s>(&'s self, scope: &rayon::Scope<'s>) {
-        let ready = {
+        let (ready, resumed) = {
             let mut state = lock(&self.state);
             let end = state.limit.min(state.order.next.0 + self.window);
             let ready = state.next_start..end.max(state.next_start);
             state.next_start = ready.end;
-            ready
+            let paused = std::mem::take(&mut state.paused);
+            let (stay, resumed): (Vec<_>, Vec<_>) = paused
+                .into_iter()
+                .partition(|task| state.should_pause(task.p, self.waiting_cap));
+            state.paused = stay;
+            (ready, resumed)
         };
         for p in ready {
             scope.spawn(move |scope| self.project(scope, p));
         }
+        for task in resumed {
+            scope.spawn(move |scope| self.run(scope, task));
+        }
     }
 
     fn project<'s>(&'s self, scope: &rayon::Scope<'s>, p: usize) {
-        let hand_on = |i: usize, run: RunReplay| {
-            let item = (self.map)(run);
-            let moved = {
-                let mut state = lock(&self.state);
-                let head = state.order.next.0;
-                state.order.put((p, i), item);
-                state.order.next.0 != head
-            };
-            if moved {
-                self.start_ready(scope);
-            }
-        };
+        match ProjectTask::new(p, &self.projects[p], self.config, self.policy) {
+            Ok(task) => self.run(scope, task),
+            Err(e) => self.failed(scope, p, e),
+        }
+    }
+
+    /// Replays `task` until its project is done, it fails, or it pauses.
+    fn run<'s>(&'s self, scope: &rayon::Scope<'s>, mut task: ProjectTask<T>) {
+        let p = task.p;
         let project = &self.projects[p];
-        let replayed = replay_project(project, self.config, self.policy, self.progress, &hand_on);
-        if let Err(e) = replayed {
-            *lock(&self.outcomes[p]) = Some(e);
-            // No later project starts: an earlier one may still fail, and its error is the
-            // one reported, whatever the thread count.
+        loop {
+            let ProjectTask {
+                pass,
+                replayer,
+                sessions,
+                ..
+            } = &mut task;
+            let step = match pass {
+                Pass::First(held) => {
+                    // Held as what will be handed on, not as the replay: the smaller.
+                    let mut keep = |_, run| {
+                        held.push((self.map)(run));
+                        lock(&self.state).hold(p, 1);
+                    };
+                    let pause = || lock(&self.state).should_pause(p, self.waiting_cap);
+                    replay_sessions(
+                        project,
+                        replayer,
+                        sessions,
+                        self.policy,
+                        self.progress,
+                        &mut keep,
+                        &pause,
+                    )
+                }
+                Pass::Only | Pass::Seeded => {
+                    let progress: &(dyn Fn() + Sync) = match pass {
+                        Pass::Seeded => &|| {},
+                        _ => self.progress,
+                    };
+                    let mut each = |i, run| self.hand_on(scope, p, i, run);
+                    let pause = || lock(&self.state).should_pause(p, self.waiting_cap);
+                    replay_sessions(
+                        project,
+                        replayer,
+                        sessions,
+                        self.policy,
+                        progress,
+                        &mut each,
+                        &pause,
+                    )
+                }
+            };
+            match step {
+                Err(e) => {
+                    lock(&self.state).release(p, task.held().len());
+                    return self.failed(scope, p, e);
+                }
+                Ok(Step::Paused) => {
+                    let mut state = lock(&self.state);
+                    // Checked again under the lock that resuming takes, so a project never
+                    // stays paused after the move that lets it go on.
+                    if state.should_pause(p, self.waiting_cap) {
+                        state.paused.push(task);
+                        return;
+                    }
+                }
+                Ok(Step::Done) => {
+                    let next = task.next_pass(project, self.config);
+                    let held = task.held();
+                    lock(&self.state).release(p, held.len());
+                    match next {
+                        Ok(Some(next)) => task = next,
+                        Ok(None) => {
+                            for (i, item) in held.into_iter().enumerate() {
+                                self.put(scope, p, i, item);
+                            }
+                            return self.start_ready(scope);
+                        }
+                        Err(e) => return self.failed(scope, p, e),
+                    }
+                }
+            }
+        }
+    }
+
+    /// Hands run `i` of project `p` on (or keeps it for its turn).
+    fn hand_on<'s>(&'s self, scope: &rayon::Scope<'s>, p: usize, i: usize, run: RunReplay) {
+        self.put(scope, p, i, (self.map)(run));
+    }
+
+    fn put<'s>(&'s self, scope: &rayon::Scope<'s>, p: usize, i: usize, item: T) {
+        let moved = {
+            let mut state = lock(&self.state);
+            let head = state.order.next;
+            state.order.put((p, i), item);
+            state.order.next != head
+        };
+        if moved {
+            self.start_ready(scope);
+        }
+    }
+
+    fn failed<'s>(&'s self, scope: &rayon::Scope<'s>, p: usize, e: ReplayError) {
+        *lock(&self.outcomes[p]) = Some(e);
+        // No later project starts: an earlier one may still fail, and its error is the
+        // one reported, whatever the thread count.
+        {
             let mut state = lock(&self.state);
             state.limit = state.limit.min(p);
         }
@@ -132,56 +273,92 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
-/// One project: its sessions in order through one set of guards, replayed a second time
-/// with the recorded store's rounds carried in when they are not rebuilt.
-fn replay_project(
-    project: &ProjectSource,
-    config: &Config,
-    policy: Policy,
-    progress: &(dyn Fn() + Sync),
-    hand_on: &(dyn Fn(usize, RunReplay) + Sync),
-) -> Result<(), ReplayError> {
-    let mut problems = Problems::default();
-    let ledger = if project.format == ingest::InputFormat::Omnius {
-        ingest::load_convergence_ledger(&project.root, policy, &project.limits, &mut problems)?
-    } else {
-        Vec::new()
-    };
-    let mut replayer = ProjectReplayer::new(&project.name, config, ledger)?;
-    if replayer.convergence_ledger.is_empty() {
-        // Nothing recorded to carry in: one pass, each run handed on as it is done.
-        let mut each = |i, run| hand_on(i, run);
-        return replay_sessions(
-            project,
-            &mut replayer,
-            policy,
+/// A project's replay part way through: which pass, its guards' state, and where its
+/// sessions stand. It moves between threads when it pauses and resumes.
+///
+/// A project whose recorded convergence ledger is empty is replayed once, each run handed
+/// on as it is done. Otherwise its runs are held through a first pass; if the store holds
+/// rounds that pass did not rebuild, a second pass seeded with them is the one handed on.
+struct ProjectTask<T> {
+    p: usize,
+    pass: Pass<T>,
+    replayer: ProjectReplayer,
+    sessions: Sessions,
+    /// The project's own problems (its convergence ledger's), for a second pass.
+    problems: Problems,
+}
+
+enum Pass<T> {
+    Only,
+    First(Vec<T>),
+    Seeded,
+}
+
+enum Step {
+    Done,
+    Paused,
+}
+
+impl<T> ProjectTask<T> {
+    fn new(
+        p: usize,
+        project: &ProjectSource,
+        config: &Config,
+        policy: Policy,
+    ) -> Result<Self, ReplayError> {
+        let mut problems = Problems::default();
+        let ledger = if project.format == ingest::InputFormat::Omnius {
+            ingest::load_convergence_ledger(&project.root, policy, &project.limits, &mut problems)?
+        } else {
+            Vec::new()
+        };
+        let replayer = ProjectReplayer::new(&project.name, config, ledger)?;
+        let pass = if replayer.convergence_ledger.is_empty() {
+            Pass::Only
+        } else {
+            Pass::First(Vec::with_capacity(project.runs.len()))
+        };
+        Ok(Self {
+            p,
+            pass,
+            replayer,
+            sessions: Sessions::new(problems.clone()),
             problems,
-            progress,
-            &mut each,
-        );
+        })
     }
-    let mut held = Vec::with_capacity(project.runs.len());
-    let mut keep = |_, run| held.push(run);
-    replay_sessions(
-        project,
-        &mut replayer,
-        policy,
-        problems.clone(),
-        progress,
-        &mut keep,
-    )?;
-    let gaps = replayer.store_gaps();
-    if gaps.iter().all(Vec::is_empty) {
-        for (i, run) in held.into_iter().enumerate() {
-            hand_on(i, run);
+
+    /// The pass after this one, if there is one.
+    fn next_pass(
+        &mut self,
+        project: &ProjectSource,
+        config: &Config,
+    ) -> Result<Option<ProjectTask<T>>, ReplayError> {
+        if !matches!(self.pass, Pass::First(_)) {
+            return Ok(None);
         }
-        return Ok(());
+        let gaps = self.replayer.store_gaps();
+        if gaps.iter().all(Vec::is_empty) {
+            return Ok(None);
+        }
+        let ledger = std::mem::take(&mut self.replayer.convergence_ledger);
+        let mut seeded = ProjectReplayer::new(&project.name, config, ledger)?;
+        seeded.seed_from_store(&gaps);
+        Ok(Some(ProjectTask {
+            p: self.p,
+            pass: Pass::Seeded,
+            replayer: seeded,
+            sessions: Sessions::new(self.problems.clone()),
+            problems: Problems::default(),
+        }))
     }
-    drop(held);
-    let mut seeded = ProjectReplayer::new(&project.name, config, replayer.convergence_ledger)?;
-    seeded.seed_from_store(&gaps);
-    let mut each = |i, run| hand_on(i, run);
-    replay_sessions(project, &mut seeded, policy, problems, &|| {}, &mut each)
+
+    /// Takes the runs a first pass held (none for the other passes).
+    fn held(&mut self) -> Vec<T> {
+        match &mut self.pass {
+            Pass::First(held) => std::mem::take(held),
+            _ => Vec::new(),
+        }
+    }
 }
 
 /// Runs read ahead of the one being replayed: one per thread keeps every thread parsing
@@ -190,17 +367,36 @@ fn look_ahead() -> usize {
     rayon::current_num_threads().max(1)
 }
 
-/// Replays `project`'s runs in session order, reading the next window of runs in parallel
-/// while the current window is replayed. The project's own problems (its convergence
-/// ledger's) go on its first run.
+/// Where the replay of a project's sessions stands: the next run to replay, the window of
+/// runs read ahead from it (once read), and the problems that go on the next run.
+struct Sessions {
+    from: usize,
+    batch: Option<Vec<Result<LoadedRun, ParseError>>>,
+    problems: Problems,
+}
+
+impl Sessions {
+    fn new(problems: Problems) -> Self {
+        Self {
+            from: 0,
+            batch: None,
+            problems,
+        }
+    }
+}
+
+/// Replays `project`'s runs in session order from where `sessions` stands, reading the
+/// next window of runs in parallel while the current window is replayed, until every run
+/// is replayed or, between two windows, `pause` says to stop for now.
 fn replay_sessions(
     project: &ProjectSource,
     replayer: &mut ProjectReplayer,
+    sessions: &mut Sessions,
     policy: Policy,
-    mut problems: Problems,
     progress: &(dyn Fn() + Sync),
     each: &mut (dyn FnMut(usize, RunReplay) + Send),
-) -> Result<(), ReplayError> {
+    pause: &(dyn Fn() -> bool + Sync),
+) -> Result<Step, ReplayError> {
     let runs = &project.runs;
     let window = look_ahead();
     let load = |from: usize| -> Vec<Result<LoadedRun, ParseError>> {
@@ -210,25 +406,38 @@ fn replay_sessions(
             .map(|source| ingest::load_run(source, policy))
             .collect()
     };
-    let (mut from, mut batch) = (0, load(0));
-    while !batch.is_empty() {
+    loop {
+        let batch = match sessions.batch.take() {
+            Some(batch) => batch,
+            None => load(sessions.from),
+        };
+        if batch.is_empty() {
+            return Ok(Step::Done);
+        }
+        let from = sessions.from;
         let next_from = from + batch.len();
+        let problems = &mut sessions.problems;
+        // A project about to pause does not read ahead: a paused project holds no runs.
+        let ahead = !pause();
         let (replayed, next) = rayon::join(
             || -> Result<(), ReplayError> {
                 for (i, loaded) in batch.into_iter().enumerate() {
                     let mut replay = replayer.replay(&loaded?);
-                    replay.problems.absorb(std::mem::take(&mut problems));
+                    replay.problems.absorb(std::mem::take(problems));
                     each(from + i, replay);
                     progress();
                 }
                 Ok(())
             },
-            || load(next_from),
+            || ahead.then(|| load(next_from)),
         );
         replayed?;
-        (from, batch) = (next_from, next);
+        sessions.from = next_from;
+        sessions.batch = next;
+        if pause() {
+            return Ok(Step::Paused);
+        }
     }
-    Ok(())
 }
 
 /// Hands items on in input order: an item that comes before its turn waits until every
