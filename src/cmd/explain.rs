@@ -2,15 +2,14 @@
 //! replay (issue #14; the model is `report::explain`).
 
 use super::input::Input;
-use super::{output, EXIT_OK};
+use super::{write_staged, EXIT_OK};
 use crate::gate::{Label, Labels};
 use crate::ingest::{self, ProjectSource};
-use crate::output::{Entry, Staged};
+use crate::output::Entry;
 use crate::report::explain::{self, Explain, Format};
 use crate::report::RunReport;
 use anyhow::{bail, Context, Result};
 use std::collections::BTreeSet;
-use std::io::Write;
 use std::path::{Path, PathBuf};
 
 #[derive(Debug, clap::Args)]
@@ -112,20 +111,9 @@ pub fn run(args: Args) -> Result<u8> {
     if let Some(e) = failed {
         return Err(e);
     }
-    let mut staged = args
-        .out
-        .as_deref()
-        .map(|p| guard.stage_file(p))
-        .transpose()?;
-    let mut out = output(staged.as_mut().and_then(Staged::take_file));
-    explain::render(&runs, args.format, &mut out)?;
-    out.flush()?;
-    drop(out);
-    if let (Some(staged), Some(path)) = (staged, &args.out) {
-        staged
-            .commit()
-            .with_context(|| format!("cannot write {}", path.display()))?;
-    }
+    write_staged(&guard, args.out.as_deref(), |out| {
+        Ok(explain::render(&runs, args.format, out)?)
+    })?;
     Ok(EXIT_OK)
 }
 

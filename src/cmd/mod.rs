@@ -91,6 +91,27 @@ fn is_broken_pipe(e: &anyhow::Error) -> bool {
     })
 }
 
+/// Runs `write` on `out` (a file staged beside it by `guard`, put in place only once
+/// everything was written, so a failure leaves the previous file) or on stdout.
+pub fn write_staged(
+    guard: &crate::output::Guard,
+    out: Option<&std::path::Path>,
+    write: impl FnOnce(&mut dyn std::io::Write) -> anyhow::Result<()>,
+) -> anyhow::Result<()> {
+    use anyhow::Context;
+    let mut staged = out.map(|p| guard.stage_file(p)).transpose()?;
+    let mut sink = output(staged.as_mut().and_then(crate::output::Staged::take_file));
+    write(&mut *sink)?;
+    sink.flush()?;
+    drop(sink);
+    if let (Some(staged), Some(path)) = (staged, out) {
+        staged
+            .commit()
+            .with_context(|| format!("cannot write {}", path.display()))?;
+    }
+    Ok(())
+}
+
 /// Writes to `file` when given (one made by [`crate::output::Guard::create_file`]), else
 /// to stdout.
 pub fn output(file: Option<std::fs::File>) -> Box<dyn std::io::Write> {

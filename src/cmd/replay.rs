@@ -2,17 +2,17 @@
 
 use super::input::Input;
 use super::input::Inputs;
-use super::{output, EXIT_OK};
+use super::{write_staged, EXIT_OK};
 use crate::config::Config;
 use crate::cost::Prices;
-use crate::output::{Entry, Staged};
+use crate::output::Entry;
 use crate::replay::RunReplay;
 use crate::report::frames::{write_tables, TableKind};
 use crate::report::json::{run_entry, JsonStream};
 use crate::report::{
     render_table, Format, Report, RunReport, RunTally, SummaryBuilder, UnreadReport,
 };
-use anyhow::{bail, Context, Result};
+use anyhow::{bail, Result};
 use std::io::Write;
 use std::path::PathBuf;
 
@@ -72,28 +72,18 @@ pub fn run(args: Args) -> Result<u8> {
         guard.check_tree(dir, Entry::Replaced)?;
     }
     // A replay stopped by a bad record (--strict) leaves no half-written report behind.
-    let mut staged = args
-        .out
-        .as_deref()
-        .map(|p| guard.stage_file(p))
-        .transpose()?;
-    let mut out = output(staged.as_mut().and_then(Staged::take_file));
-    if args.input.strict && args.out.is_none() {
-        // Nothing on stdout unless the whole replay succeeds: the report is held, as
-        // bytes, until then.
-        let mut held = Vec::new();
-        write_report(&args, &projects, &config, &prices, &mut held)?;
-        out.write_all(&held)?;
-    } else {
-        write_report(&args, &projects, &config, &prices, &mut out)?;
-    }
-    out.flush()?;
-    drop(out);
-    if let (Some(staged), Some(path)) = (staged, &args.out) {
-        staged
-            .commit()
-            .with_context(|| format!("cannot write {}", path.display()))?;
-    }
+    write_staged(&guard, args.out.as_deref(), |out| {
+        if args.input.strict && args.out.is_none() {
+            // Nothing on stdout unless the whole replay succeeds: the report is held, as
+            // bytes, until then.
+            let mut held = Vec::new();
+            write_report(&args, &projects, &config, &prices, &mut held)?;
+            out.write_all(&held)?;
+            Ok(())
+        } else {
+            write_report(&args, &projects, &config, &prices, out)
+        }
+    })?;
     Ok(EXIT_OK)
 }
 

@@ -171,42 +171,29 @@ impl<'a, 'd, T: Send> Work<'a, 'd, T> {
                 sessions,
                 ..
             } = &mut task;
-            let step = match pass {
-                Pass::First(held) => {
-                    // Held as what will be handed on, not as the replay: the smaller.
-                    let mut keep = |_, run| {
-                        held.push((self.map)(run));
-                        lock(&self.state).hold(p, 1);
-                    };
-                    let pause = || lock(&self.state).should_pause(p, self.waiting_cap);
-                    replay_sessions(
-                        project,
-                        replayer,
-                        sessions,
-                        self.policy,
-                        self.progress,
-                        &mut keep,
-                        &pause,
-                    )
-                }
-                Pass::Only | Pass::Seeded => {
-                    let progress: &(dyn Fn() + Sync) = match pass {
-                        Pass::Seeded => &|| {},
-                        _ => self.progress,
-                    };
-                    let mut each = |i, run| self.hand_on(scope, p, i, run);
-                    let pause = || lock(&self.state).should_pause(p, self.waiting_cap);
-                    replay_sessions(
-                        project,
-                        replayer,
-                        sessions,
-                        self.policy,
-                        progress,
-                        &mut each,
-                        &pause,
-                    )
-                }
+            // A second pass is not counted again.
+            let progress: &(dyn Fn() + Sync) = match pass {
+                Pass::Seeded => &|| {},
+                _ => self.progress,
             };
+            let mut each = |i, run| match pass {
+                // Held as what will be handed on, not as the replay: the smaller.
+                Pass::First(held) => {
+                    held.push((self.map)(run));
+                    lock(&self.state).hold(p, 1);
+                }
+                Pass::Only | Pass::Seeded => self.hand_on(scope, p, i, run),
+            };
+            let pause = || lock(&self.state).should_pause(p, self.waiting_cap);
+            let step = replay_sessions(
+                project,
+                replayer,
+                sessions,
+                self.policy,
+                progress,
+                &mut each,
+                &pause,
+            );
             match step {
                 Err(e) => {
                     lock(&self.state).release(p, task.held().len());
