@@ -2,7 +2,7 @@
 
 mod common;
 
-use common::hindsight;
+use common::{hindsight, synth};
 use predicates::prelude::*;
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -384,13 +384,11 @@ fn warning_counts_every_skipped_record_of_a_file() {
 fn a_single_long_project_gives_the_same_output_at_any_thread_count() {
     let dir = tempfile::tempdir().expect("tempdir");
     let corpus = dir.path().join("c");
-    hindsight()
-        .arg("synth")
-        .arg("--out")
-        .arg(&corpus)
-        .args(["--projects", "1", "--runs-per-project", "9", "--seed", "3"])
-        .assert()
-        .success();
+    synth(
+        &corpus,
+        &["--projects", "1", "--runs-per-project", "9", "--seed", "3"],
+    )
+    .success();
     let replay = |threads: &str, strict: bool| {
         let mut cmd = hindsight();
         cmd.arg("replay").arg(&corpus);
@@ -534,13 +532,7 @@ fn the_strict_error_is_the_first_projects_at_any_thread_count() {
 fn projects_that_pause_for_their_turn_lose_and_reorder_nothing() {
     let dir = tempfile::tempdir().expect("tempdir");
     let corpus = dir.path().join("c");
-    hindsight()
-        .arg("synth")
-        .arg("--out")
-        .arg(&corpus)
-        .args(["--tiny-runs", "240", "--projects", "3"])
-        .assert()
-        .success();
+    synth(&corpus, &["--tiny-runs", "240", "--projects", "3"]).success();
     let replay = |threads: &str| {
         let out = hindsight()
             .arg("replay")

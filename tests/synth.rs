@@ -3,7 +3,7 @@
 
 mod common;
 
-use common::hindsight;
+use common::{hindsight, synth};
 use hindsight::synth::{write_corpus, SynthOptions};
 use predicates::prelude::*;
 use serde_json::Value;
@@ -47,15 +47,6 @@ fn assert_same_tree(a: &Path, b: &Path) {
     for (path, bytes) in &ta {
         assert!(bytes == &tb[path], "{} differs", path.display());
     }
-}
-
-fn synth(out: &Path, args: &[&str]) -> assert_cmd::assert::Assert {
-    hindsight()
-        .arg("synth")
-        .arg("--out")
-        .arg(out)
-        .args(args)
-        .assert()
 }
 
 #[test]

@@ -65,6 +65,16 @@ pub fn hindsight() -> Command {
     cmd
 }
 
+/// `hindsight synth --out OUT ARGS...`, run.
+pub fn synth(out: &std::path::Path, args: &[&str]) -> assert_cmd::assert::Assert {
+    hindsight()
+        .arg("synth")
+        .arg("--out")
+        .arg(out)
+        .args(args)
+        .assert()
+}
+
 /// One entry of a directory tree as [`tree`] records it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Node {
