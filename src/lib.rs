@@ -5,11 +5,14 @@
 //! `synth` writes runs in the recorded format (the producer side of `ingest`); `output` is
 //! where every command writes (the check against what it reads), used by `report`, `synth`
 //! and `cmd`; `shard` splits a corpus by whole projects for runs across machines, used by
-//! `cmd` (`--shard`) and `report` (merging shard reports).
+//! `cmd` (`--shard`) and `report` (merging shard reports); `events` writes the annotated
+//! stream as the documented JSON Lines of docs/EVENTS.md (it reads `normalize` and `model`
+//! only, and `cmd` drives it).
 
 pub mod cmd;
 pub mod config;
 pub mod cost;
+pub mod events;
 pub mod gate;
 pub mod guards;
 pub mod ingest;

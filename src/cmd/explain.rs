@@ -119,7 +119,7 @@ pub fn run(args: Args) -> Result<u8> {
 
 /// A run folder given as PATH (`.omnius/runs/<id>`, holding `events.jsonl`) stands for
 /// its project, replayed whole, and picks that run.
-fn run_folder(input: &Input) -> Result<(Input, Option<String>)> {
+pub(super) fn run_folder(input: &Input) -> Result<(Input, Option<String>)> {
     let mut input = input.clone();
     let mut picked = None;
     for path in &mut input.paths {
@@ -147,7 +147,7 @@ fn run_folder(input: &Input) -> Result<(Input, Option<String>)> {
 
 /// The (project, run id) of every run to explain, in input order: the one `--run` names
 /// (its id, or `project/id`), else those labelled failed, else all.
-fn pick(
+pub(super) fn pick(
     projects: &[ProjectSource],
     wanted: Option<&str>,
     labels: Option<&Labels>,

@@ -4,6 +4,7 @@
 //! Exit codes: 0 success, 1 reserved for findings a command is asked to fail on
 //! (the regression gate), 2 usage or input error (including any problem under `--strict`).
 
+pub mod events;
 pub mod explain;
 pub mod gate;
 pub mod guards;
@@ -30,7 +31,7 @@ pub const EXIT_INPUT: u8 = 2;
         hindsight reads recorded runs (.omnius/ dumps), re-runs the harness guards (work orders) \
         over each trajectory, and reports which guard would have fired at which turn and how many \
         tokens it would have saved.",
-    after_help = "Examples:\n  hindsight replay corpora/\n  hindsight replay runs/ --format json --out report.json\n  hindsight guards\n  hindsight gate corpora/ --expect corpora/expectations.json\n  hindsight explain corpora/telegram-dropbear --format markdown\n  hindsight sweep corpora/ --expect corpora/expectations.json --param breaker.abandon=3..8\n  \
+    after_help = "Examples:\n  hindsight replay corpora/\n  hindsight replay runs/ --format json --out report.json\n  hindsight guards\n  hindsight gate corpora/ --expect corpora/expectations.json\n  hindsight explain corpora/telegram-dropbear --format markdown\n  hindsight events corpora/myactuator --run 1783159200000-p7x2vd\n  hindsight sweep corpora/ --expect corpora/expectations.json --param breaker.abandon=3..8\n  \
         hindsight replay corpora/ --shard 2/3 --format json --out shard-2.json\n  \
         hindsight merge shard-1.json shard-2.json shard-3.json --out report.json\n\n\
         Exit codes: 0 success, 1 findings a command was asked to fail on, 2 usage or input error."
@@ -54,6 +55,8 @@ pub enum Command {
     Report(report::Args),
     /// The post-mortem of a run: evidence, firings, timeline, from its recording.
     Explain(explain::Args),
+    /// What the guards observe of each run, as JSON Lines (docs/EVENTS.md).
+    Events(events::Args),
     /// Write any supported input (Claude Code, pi, SWE-bench trajectories...) as `.omnius/`.
     Import(import::Args),
     /// Combine the JSON reports of `--shard K/N` replays into the unsharded report.
@@ -69,6 +72,7 @@ pub fn run(cli: Cli) -> ExitCode {
         Command::Sweep(args) => sweep::run(args),
         Command::Report(args) => report::run(args),
         Command::Explain(args) => explain::run(args),
+        Command::Events(args) => events::run(args),
         Command::Import(args) => import::run(args),
         Command::Merge(args) => merge::run(args),
         Command::Synth(args) => synth::run(args),

@@ -167,7 +167,8 @@ impl ProjectReplayer {
     }
 }
 
-fn last_turn(run: &LoadedRun) -> u32 {
+/// The highest turn of any record or frame of `run` (0 for an empty run).
+pub fn last_turn(run: &LoadedRun) -> u32 {
     let events = run.events.iter().map(|e| e.at.turn);
     let frames = run.frames.iter().map(|f| f.turn);
     events.chain(frames).max().unwrap_or(0)
