@@ -513,3 +513,80 @@ fn bad_input_exits_2() {
         assert!(out.stdout.is_empty(), "{args:?}");
     }
 }
+
+/// The example in docs/EVENTS.md is real: each of its lines is a line of dropbear's stream.
+#[test]
+fn the_documented_example_is_real() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let doc = std::fs::read_to_string(root.join("docs/EVENTS.md")).expect("docs/EVENTS.md");
+    let after = doc
+        .split_once("## Example\n")
+        .expect("an Example heading")
+        .1;
+    let block = after.split_once("```json\n").expect("a json block").1;
+    let block = block.split_once("\n```").expect("a closed block").0;
+    let stream = String::from_utf8(events_bytes(&[DROPBEAR])).expect("UTF-8");
+    let lines: std::collections::BTreeSet<&str> = stream.lines().collect();
+    assert!(block.lines().count() >= 5);
+    for line in block.lines() {
+        assert!(lines.contains(line), "not in the stream: {line}");
+    }
+}
+
+/// A record type this version does not model is an `unknown` line; a result whose call
+/// was never recorded gets the `unknown` identity and is counted at the run's end.
+#[test]
+fn unknown_records_and_orphan_results() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let run = dir.path().join("proj/.omnius/runs/1700000000000-orphan");
+    std::fs::create_dir_all(&run).expect("mkdir");
+    std::fs::write(
+        run.join("events.jsonl"),
+        concat!(
+            r#"{"type":"session_start","turn":0,"seq":1}"#,
+            "\n",
+            r#"{"type":"mystery","turn":1,"seq":2}"#,
+            "\n",
+            r#"{"type":"tool_result","turn":1,"seq":3,"callId":"c9","success":false,"output":"boom"}"#,
+            "\n",
+        ),
+    )
+    .expect("write");
+    let out = hindsight()
+        .arg("events")
+        .arg(dir.path())
+        .output()
+        .expect("runs");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let lines: Vec<Value> = String::from_utf8(out.stdout)
+        .expect("UTF-8")
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("JSON"))
+        .collect();
+    let schema = schema();
+    for line in &lines {
+        validate(line, &schema).unwrap_or_else(|e| panic!("{e}: {line}"));
+    }
+    let types: Vec<&str> = lines.iter().map(|l| l["type"].as_str().unwrap()).collect();
+    assert_eq!(
+        types,
+        [
+            "run_start",
+            "session_start",
+            "unknown",
+            "tool_result",
+            "run_end"
+        ]
+    );
+    assert!(lines[1].get("cwd").is_none());
+    assert_eq!(lines[3]["tool"], "unknown");
+    assert_eq!(lines[3]["family"], "unknown:c9");
+    assert_eq!(lines[3]["error_class"], "tool_failed");
+    assert_eq!(lines[4]["orphan_results"], 1);
+    assert_eq!(lines[4]["records"], 3);
+    assert_eq!(lines[4]["turns"], 2);
+}
