@@ -211,6 +211,12 @@ fn no_command_writes_inside_the_corpus_it_reads() {
         "1",
     ]));
     commands.push(owned(&["import", s(&copy), "--out", s(imported.path())]));
+    commands.push(owned(&[
+        "events",
+        s(&copy),
+        "--out",
+        s(&out.path().join("stream.jsonl")),
+    ]));
     for args in &commands {
         let result = hindsight().args(args).output().expect("runs");
         assert!(
@@ -238,6 +244,7 @@ fn no_command_writes_inside_the_corpus_it_reads() {
     }
     // The commands did their work elsewhere.
     assert!(out.path().join("review/report.md").is_file());
+    assert!(out.path().join("stream.jsonl").is_file());
     assert!(fs::read_dir(imported.path()).expect("ls").count() > 0);
 
     let after = snapshot(&copy);
