@@ -590,3 +590,49 @@ fn unknown_records_and_orphan_results() {
     assert_eq!(lines[4]["records"], 3);
     assert_eq!(lines[4]["turns"], 2);
 }
+
+/// Every line type and field of the field list is described in docs/EVENTS.md's prose (as
+/// a `### type` heading and a `name` in backticks), so the two cannot drift apart.
+#[test]
+fn the_field_list_and_the_prose_agree() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let doc = std::fs::read_to_string(root.join("docs/EVENTS.md")).expect("docs/EVENTS.md");
+    let prose = doc
+        .split_once("## Machine-readable field list\n")
+        .expect("the field list heading")
+        .0;
+    fn names(spec: &Value, out: &mut Vec<String>) {
+        let Some(spec) = spec.as_object() else { return };
+        for key in ["required", "optional"] {
+            for (name, inner) in spec
+                .get(key)
+                .and_then(Value::as_object)
+                .into_iter()
+                .flatten()
+            {
+                out.push(name.clone());
+                names(inner, out);
+            }
+        }
+        for key in ["array", "map"] {
+            if let Some(inner) = spec.get(key) {
+                names(inner, out);
+            }
+        }
+    }
+    let schema = schema();
+    for (kind, spec) in schema["types"].as_object().expect("types") {
+        assert!(
+            prose.contains(&format!("### `{kind}`")),
+            "no section for `{kind}`"
+        );
+        let mut fields = Vec::new();
+        names(spec, &mut fields);
+        for field in fields {
+            assert!(
+                prose.contains(&format!("`{field}`")),
+                "`{kind}`.`{field}` is not described"
+            );
+        }
+    }
+}
