@@ -2,7 +2,7 @@
 //! The shape of every line is `crate::events`'s, documented in docs/EVENTS.md; the order
 //! is the replay's ([`walk`]), run by run as `replay` reports them.
 
-use super::explain::{pick, run_folder};
+use super::explain::{pick, wanted_run};
 use super::input::Input;
 use super::{write_staged, EXIT_OK};
 use crate::config::Config;
@@ -10,7 +10,7 @@ use crate::events::{self, RunInfo, RunTotals};
 use crate::ingest::{self, LoadedRun, ProjectSource};
 use crate::output::Entry;
 use crate::replay::{last_turn, walk, RunReplay};
-use anyhow::{bail, Context, Result};
+use anyhow::{Context, Result};
 use std::collections::{BTreeSet, HashMap};
 use std::io::Write;
 use std::path::PathBuf;
@@ -42,11 +42,7 @@ pub struct Args {
 }
 
 pub fn run(args: Args) -> Result<u8> {
-    let (input, folder_run) = run_folder(&args.input)?;
-    let wanted = match (&args.run, &folder_run) {
-        (Some(a), Some(b)) if a != b => bail!("--run {a}: the path given is the run folder of {b}"),
-        (run, folder) => run.clone().or(folder.clone()),
-    };
+    let (input, wanted) = wanted_run(&args.input, args.run.as_deref())?;
     let config = input.config()?;
     let projects = input.projects()?;
     let guard = input.guard(&projects, &[]);

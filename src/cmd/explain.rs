@@ -51,11 +51,7 @@ pub struct Args {
 }
 
 pub fn run(args: Args) -> Result<u8> {
-    let (input, folder_run) = run_folder(&args.input)?;
-    let wanted = match (&args.run, &folder_run) {
-        (Some(a), Some(b)) if a != b => bail!("--run {a}: the path given is the run folder of {b}"),
-        (run, folder) => run.clone().or(folder.clone()),
-    };
+    let (input, wanted) = wanted_run(&args.input, args.run.as_deref())?;
     let config = input.config()?;
     let prices = input.prices()?;
     let labels = args.labels.as_deref().map(Labels::load).transpose()?;
@@ -117,9 +113,20 @@ pub fn run(args: Args) -> Result<u8> {
     Ok(EXIT_OK)
 }
 
+/// The input with a run folder given as PATH made its project's, and the run asked for:
+/// `--run`, or that run folder's (they must agree when both are given).
+pub(super) fn wanted_run(input: &Input, run: Option<&str>) -> Result<(Input, Option<String>)> {
+    let (input, folder_run) = run_folder(input)?;
+    let wanted = match (run, folder_run) {
+        (Some(a), Some(b)) if a != b => bail!("--run {a}: the path given is the run folder of {b}"),
+        (run, folder) => run.map(str::to_string).or(folder),
+    };
+    Ok((input, wanted))
+}
+
 /// A run folder given as PATH (`.omnius/runs/<id>`, holding `events.jsonl`) stands for
 /// its project, replayed whole, and picks that run.
-pub(super) fn run_folder(input: &Input) -> Result<(Input, Option<String>)> {
+fn run_folder(input: &Input) -> Result<(Input, Option<String>)> {
     let mut input = input.clone();
     let mut picked = None;
     for path in &mut input.paths {
