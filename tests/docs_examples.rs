@@ -4,17 +4,12 @@
 //! worked out here from that file (issue #12: "a test checks one run's cost by hand from the
 //! price file").
 
+mod common;
+
 use assert_cmd::Command;
+use common::doc_block;
 use serde_json::Value;
 use std::path::Path;
-
-/// The fenced block of `lang` after `heading` in `doc`.
-fn block<'d>(doc: &'d str, heading: &str, lang: &str) -> &'d str {
-    let after = doc.split_once(heading).expect("heading in the doc").1;
-    let fence = format!("```{lang}\n");
-    let body = after.split_once(&fence).expect("code block").1;
-    body.split_once("```").expect("closed block").0
-}
 
 /// An omnius project with one run holding `events`, a frame and an open ledger.
 fn omnius_run(dir: &Path, events: &str, frame: Option<&str>) {
@@ -56,8 +51,8 @@ fn the_format_example_costs_what_counterfactual_md_works_out() {
     let dir = tempfile::tempdir().unwrap();
     omnius_run(
         dir.path(),
-        block(&format, "### Example\n", "jsonl"),
-        Some(block(&format, "### Example frame\n", "json")),
+        doc_block(&format, "### Example\n", "jsonl"),
+        Some(doc_block(&format, "### Example frame\n", "json")),
     );
     let report = replay(dir.path(), &[]);
     let run = &report["runs"][0];

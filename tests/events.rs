@@ -6,7 +6,7 @@
 
 mod common;
 
-use common::hindsight;
+use common::{doc_block, hindsight};
 use serde_json::{Map, Value};
 
 const DROPBEAR: &str = "corpora/telegram-dropbear";
@@ -49,12 +49,7 @@ fn events(args: &[&str]) -> Vec<Value> {
 fn schema() -> Value {
     let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
     let doc = std::fs::read_to_string(root.join("docs/EVENTS.md")).expect("docs/EVENTS.md");
-    let after = doc
-        .split_once("## Machine-readable field list\n")
-        .expect("the field list heading")
-        .1;
-    let block = after.split_once("```json\n").expect("a json block").1;
-    let block = block.split_once("\n```").expect("a closed block").0;
+    let block = doc_block(&doc, "## Machine-readable field list\n", "json");
     let schema: Value = serde_json::from_str(block).expect("the field list is JSON");
     assert_eq!(schema["schema"], 1);
     schema
@@ -519,12 +514,7 @@ fn bad_input_exits_2() {
 fn the_documented_example_is_real() {
     let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
     let doc = std::fs::read_to_string(root.join("docs/EVENTS.md")).expect("docs/EVENTS.md");
-    let after = doc
-        .split_once("## Example\n")
-        .expect("an Example heading")
-        .1;
-    let block = after.split_once("```json\n").expect("a json block").1;
-    let block = block.split_once("\n```").expect("a closed block").0;
+    let block = doc_block(&doc, "## Example\n", "json");
     let stream = String::from_utf8(events_bytes(&[DROPBEAR])).expect("UTF-8");
     let lines: std::collections::BTreeSet<&str> = stream.lines().collect();
     assert!(block.lines().count() >= 5);

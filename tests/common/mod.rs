@@ -65,6 +65,15 @@ pub fn hindsight() -> Command {
     cmd
 }
 
+/// The fenced block of `lang` after `heading` in `doc`: the docs' worked examples and
+/// machine-readable lists, read out of the documents themselves.
+pub fn doc_block<'d>(doc: &'d str, heading: &str, lang: &str) -> &'d str {
+    let after = doc.split_once(heading).expect("heading in the doc").1;
+    let fence = format!("```{lang}\n");
+    let body = after.split_once(&fence).expect("code block").1;
+    body.split_once("```").expect("closed block").0
+}
+
 /// `hindsight synth --out OUT ARGS...`, run.
 pub fn synth(out: &std::path::Path, args: &[&str]) -> assert_cmd::assert::Assert {
     hindsight()
@@ -142,12 +151,7 @@ pub fn fixture_files(dir: &str, suffix: &str) -> Vec<(String, std::path::PathBuf
 pub fn scale_example(dir: &std::path::Path) {
     let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
     let doc = std::fs::read_to_string(root.join("docs/SCALE.md")).expect("docs/SCALE.md");
-    let after = doc
-        .split_once("## Worked example\n")
-        .expect("a Worked example heading")
-        .1;
-    let block = after.split_once("```sh\n").expect("an sh block").1;
-    let block = block.split_once("```").expect("a closed block").0;
+    let block = doc_block(&doc, "## Worked example\n", "sh");
     std::os::unix::fs::symlink(root.join("corpora"), dir.join("corpora")).expect("link");
     let commands: Vec<&str> = block
         .lines()
