@@ -85,6 +85,17 @@ impl FieldError {
         }
     }
 
+    /// The error of a whole document at `path`: no line, and a field only when it has one
+    /// (JSON that does not parse names none).
+    pub fn locate_document(self, path: &str) -> ParseError {
+        ParseError {
+            path: path.to_string(),
+            line: None,
+            field: (!self.field.is_empty()).then_some(self.field),
+            kind: self.kind,
+        }
+    }
+
     pub fn locate(self, path: &str, line: Option<u64>) -> ParseError {
         ParseError {
             path: path.to_string(),

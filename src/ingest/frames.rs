@@ -46,12 +46,8 @@ pub fn parse_frame_owned(
     let len = bytes.len();
     bytes.resize(len + simd_json::INPUT_PADDING, b' ');
     let (base, end) = (bytes.as_ptr() as usize, bytes.as_ptr() as usize + len);
-    let value = parse_unique_padded(&mut bytes, len, buffers).map_err(|e| ParseError {
-        path: path.to_string(),
-        line: None,
-        field: (!e.field.is_empty()).then_some(e.field),
-        kind: e.kind,
-    })?;
+    let value =
+        parse_unique_padded(&mut bytes, len, buffers).map_err(|e| e.locate_document(path))?;
     let obj = root_object(&value, path)?;
     let (frame, pieces) = frame_from(obj, path, &mut |text| {
         // A string simd-json left in the document (it always does): its offsets.
@@ -149,12 +145,7 @@ fn document<'a>(
     path: &str,
     buffers: &mut simd_json::Buffers,
 ) -> Result<BorrowedValue<'a>, ParseError> {
-    parse_unique(bytes, buffers).map_err(|e| ParseError {
-        path: path.to_string(),
-        line: None,
-        field: (!e.field.is_empty()).then_some(e.field),
-        kind: e.kind,
-    })
+    parse_unique(bytes, buffers).map_err(|e| e.locate_document(path))
 }
 
 fn root_object<'v, 'a>(
