@@ -178,7 +178,7 @@ impl<'a, 'd, T: Send> Work<'a, 'd, T> {
             };
             let mut each = |i, run| match pass {
                 // Held as what will be handed on, not as the replay: the smaller.
-                Pass::First(held) => {
+                Pass::First { held, .. } => {
                     held.push((self.map)(run));
                     lock(&self.state).hold(p, 1);
                 }
@@ -271,13 +271,16 @@ struct ProjectTask<T> {
     pass: Pass<T>,
     replayer: ProjectReplayer,
     sessions: Sessions,
-    /// The project's own problems (its convergence ledger's), for a second pass.
-    problems: Problems,
 }
 
 enum Pass<T> {
     Only,
-    First(Vec<T>),
+    /// The runs held, and the project's own problems (its convergence ledger's) for the
+    /// first run of a second pass.
+    First {
+        held: Vec<T>,
+        problems: Problems,
+    },
     Seeded,
 }
 
@@ -303,14 +306,16 @@ impl<T> ProjectTask<T> {
         let pass = if replayer.convergence_ledger.is_empty() {
             Pass::Only
         } else {
-            Pass::First(Vec::with_capacity(project.runs.len()))
+            Pass::First {
+                held: Vec::with_capacity(project.runs.len()),
+                problems: problems.clone(),
+            }
         };
         Ok(Self {
             p,
             pass,
             replayer,
-            sessions: Sessions::new(problems.clone()),
-            problems,
+            sessions: Sessions::new(problems),
         })
     }
 
@@ -320,9 +325,9 @@ impl<T> ProjectTask<T> {
         project: &ProjectSource,
         config: &Config,
     ) -> Result<Option<ProjectTask<T>>, ReplayError> {
-        if !matches!(self.pass, Pass::First(_)) {
+        let Pass::First { problems, .. } = &mut self.pass else {
             return Ok(None);
-        }
+        };
         let gaps = self.replayer.store_gaps();
         if gaps.iter().all(Vec::is_empty) {
             return Ok(None);
@@ -334,15 +339,14 @@ impl<T> ProjectTask<T> {
             p: self.p,
             pass: Pass::Seeded,
             replayer: seeded,
-            sessions: Sessions::new(self.problems.clone()),
-            problems: Problems::default(),
+            sessions: Sessions::new(std::mem::take(problems)),
         }))
     }
 
     /// Takes the runs a first pass held (none for the other passes).
     fn held(&mut self) -> Vec<T> {
         match &mut self.pass {
-            Pass::First(held) => std::mem::take(held),
+            Pass::First { held, .. } => std::mem::take(held),
             _ => Vec::new(),
         }
     }
