@@ -79,16 +79,9 @@ pub fn run(args: Args) -> Result<u8> {
         let loaded = ingest::load_run(source, policy)?;
         run_lines(&r, source.format.as_str(), &loaded)
     };
-    write_staged(&guard, args.out.as_deref(), |out| {
-        if input.strict && args.out.is_none() {
-            // Nothing on stdout unless every run was read: the stream is held until then.
-            let mut held = Vec::new();
-            write_stream(&input, &replayed, &config, &lines, &mut held)?;
-            out.write_all(&held)?;
-            Ok(())
-        } else {
-            write_stream(&input, &replayed, &config, &lines, out)
-        }
+    // Under --strict, nothing on stdout unless every run was read.
+    write_staged(&guard, args.out.as_deref(), input.strict, |out| {
+        write_stream(&input, &replayed, &config, &lines, out)
     })?;
     Ok(EXIT_OK)
 }

@@ -107,7 +107,8 @@ pub fn run(args: Args) -> Result<u8> {
     if let Some(e) = failed {
         return Err(e);
     }
-    write_staged(&guard, args.out.as_deref(), |out| {
+    // The page is rendered once every run is replayed: nothing to hold.
+    write_staged(&guard, args.out.as_deref(), false, |out| {
         Ok(explain::render(&runs, args.format, out)?)
     })?;
     Ok(EXIT_OK)

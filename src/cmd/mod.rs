@@ -96,16 +96,24 @@ fn is_broken_pipe(e: &anyhow::Error) -> bool {
 }
 
 /// Runs `write` on `out` (a file staged beside it by `guard`, put in place only once
-/// everything was written, so a failure leaves the previous file) or on stdout.
+/// everything was written, so a failure leaves the previous file) or on stdout; with
+/// `hold`, stdout gets nothing unless `write` succeeds (its bytes are held until then).
 pub fn write_staged(
     guard: &crate::output::Guard,
     out: Option<&std::path::Path>,
+    hold: bool,
     write: impl FnOnce(&mut dyn std::io::Write) -> anyhow::Result<()>,
 ) -> anyhow::Result<()> {
     use anyhow::Context;
     let mut staged = out.map(|p| guard.stage_file(p)).transpose()?;
     let mut sink = output(staged.as_mut().and_then(crate::output::Staged::take_file));
-    write(&mut *sink)?;
+    if hold && out.is_none() {
+        let mut held = Vec::new();
+        write(&mut held)?;
+        sink.write_all(&held)?;
+    } else {
+        write(&mut *sink)?;
+    }
     sink.flush()?;
     drop(sink);
     if let (Some(staged), Some(path)) = (staged, out) {

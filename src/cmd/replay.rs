@@ -72,17 +72,9 @@ pub fn run(args: Args) -> Result<u8> {
         guard.check_tree(dir, Entry::Replaced)?;
     }
     // A replay stopped by a bad record (--strict) leaves no half-written report behind.
-    write_staged(&guard, args.out.as_deref(), |out| {
-        if args.input.strict && args.out.is_none() {
-            // Nothing on stdout unless the whole replay succeeds: the report is held, as
-            // bytes, until then.
-            let mut held = Vec::new();
-            write_report(&args, &projects, &config, &prices, &mut held)?;
-            out.write_all(&held)?;
-            Ok(())
-        } else {
-            write_report(&args, &projects, &config, &prices, out)
-        }
+    // Under --strict, nothing on stdout unless the whole replay succeeds.
+    write_staged(&guard, args.out.as_deref(), args.input.strict, |out| {
+        write_report(&args, &projects, &config, &prices, out)
     })?;
     Ok(EXIT_OK)
 }
