@@ -2,8 +2,10 @@
 //!
 //! The file maps guard ids to partial settings objects, e.g.
 //! `{"convergence_breaker": {"abandon": 6}}`. Unknown guards and unknown keys are errors,
-//! so a typo never silently leaves a default in place.
+//! so a typo never silently leaves a default in place. Its `external` member declares
+//! external guards (issue #15, docs/EVENTS.md "Declaring an external guard").
 
+use crate::guards::external::Declaration;
 use crate::guards::{registry, Configured};
 use serde_json::{Map, Value};
 use std::collections::BTreeMap;
@@ -13,6 +15,9 @@ use std::path::Path;
 pub struct Config {
     /// Settings objects by guard id; absent guards use their defaults.
     pub guards: BTreeMap<String, Value>,
+    /// An external guard that cannot judge a run has its results for the run left out
+    /// and listed under the run's `input.problems`, instead of failing the command.
+    pub lenient_guards: bool,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -29,19 +34,45 @@ pub enum ConfigError {
     Assignment(String),
 }
 
-impl Config {
-    pub fn from_file(path: &Path) -> Result<Self, ConfigError> {
+/// A `--config` file, read: settings by guard id, and the external guards it declares.
+#[derive(Debug, Default)]
+pub struct ConfigFile {
+    pub guards: BTreeMap<String, Value>,
+    pub external: BTreeMap<String, Declaration>,
+}
+
+/// The member of a config file that declares external guards.
+const EXTERNAL: &str = "external";
+
+impl ConfigFile {
+    /// Reads `path`; the settings are checked later, once the external guards it declares
+    /// are installed ([`Config::build`]).
+    pub fn read(path: &Path) -> Result<Self, ConfigError> {
         let shown = path.display().to_string();
-        let text = std::fs::read_to_string(path).map_err(|e| ConfigError::File {
+        let file_error = |message: String| ConfigError::File {
             path: shown.clone(),
-            message: e.to_string(),
-        })?;
-        let map: BTreeMap<String, Value> =
-            serde_json::from_str(&text).map_err(|e| ConfigError::File {
-                path: shown,
-                message: e.to_string(),
-            })?;
-        let config = Self { guards: map };
+            message,
+        };
+        let text = std::fs::read_to_string(path).map_err(|e| file_error(e.to_string()))?;
+        let mut guards: BTreeMap<String, Value> =
+            serde_json::from_str(&text).map_err(|e| file_error(e.to_string()))?;
+        let external = match guards.remove(EXTERNAL) {
+            Some(v) => {
+                serde_json::from_value(v).map_err(|e| file_error(format!("`{EXTERNAL}`: {e}")))?
+            }
+            None => BTreeMap::new(),
+        };
+        Ok(Self { guards, external })
+    }
+}
+
+impl Config {
+    /// Settings read from a config file, checked against the catalogue.
+    pub fn from_file(file: ConfigFile) -> Result<Self, ConfigError> {
+        let config = Self {
+            guards: file.guards,
+            lenient_guards: false,
+        };
         config.build()?;
         Ok(config)
     }
@@ -92,12 +123,12 @@ impl Config {
         entries
             .into_iter()
             .map(|entry| {
-                let guard = (entry.build)(self.guards.get(entry.info.id)).map_err(|message| {
-                    ConfigError::Settings {
+                let guard = entry
+                    .build(self.guards.get(entry.info.id))
+                    .map_err(|message| ConfigError::Settings {
                         guard: entry.info.id.to_string(),
                         message,
-                    }
-                })?;
+                    })?;
                 Ok((entry, guard))
             })
             .collect()

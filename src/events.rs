@@ -11,7 +11,7 @@
 use crate::model::{tokens_from_chars, Frame, LedgerFamily, LedgerStatus, Todo, Usage};
 use crate::normalize::{CallInfo, NormEvent, RunState, Signal, Step};
 use serde::Serialize;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 /// The version of the stream's shape, on every line. A field added keeps it; a field
 /// removed, renamed or retyped bumps it.
@@ -70,6 +70,9 @@ pub struct RunInfo<'a> {
     /// What each guard that carries state across sessions held when the run began, by
     /// guard id (only guards holding something).
     pub carry_in: &'a BTreeMap<String, Vec<LedgerFamily>>,
+    /// For an external guard only: the `state` its last done marker gave (docs/EVENTS.md
+    /// "Protocol").
+    pub state: Option<&'a serde_json::Value>,
 }
 
 #[derive(Debug, Serialize)]
@@ -82,6 +85,8 @@ struct RunStart<'a> {
     completion_ledger: Option<&'static str>,
     last_turn: u32,
     carry_in: BTreeMap<&'a str, Vec<Carried<'a>>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    state: Option<&'a serde_json::Value>,
 }
 
 #[derive(Debug, Serialize)]
@@ -114,16 +119,15 @@ pub fn run_start<'a>(run: &RunInfo<'a>) -> Line<'a> {
         completion_ledger: run.completion_ledger.map(LedgerStatus::as_str),
         last_turn: run.last_turn,
         carry_in,
+        state: run.state,
     }))
 }
 
-/// What the stream counted of a run, for its `run_end` line.
+/// What a run's `run_end` line says besides the turns its steps carried.
 #[derive(Debug, Clone, Copy)]
 pub struct RunTotals<'a> {
     pub project: &'a str,
     pub run_id: &'a str,
-    /// Distinct turn numbers among the run's step lines.
-    pub turns: u64,
     /// Records the importer read.
     pub records: u64,
     /// Bad records skipped (lenient mode).
@@ -142,16 +146,62 @@ struct RunEnd<'a> {
     orphan_results: u64,
 }
 
-/// The `run_end` line of a run.
-pub fn run_end<'a>(totals: &RunTotals<'a>) -> Line<'a> {
-    line(Body::RunEnd(RunEnd {
-        project: totals.project,
-        run_id: totals.run_id,
-        turns: totals.turns,
-        records: totals.records,
-        skipped: totals.skipped,
-        orphan_results: totals.orphan_results,
-    }))
+/// One run's lines as they are written, for `hindsight events` and for an external
+/// guard alike: its `run_start`, a line per step, its `run_end`. Knows the turns the
+/// steps carried (what `run_end` counts, and what a guard may fire on).
+#[derive(Debug, Default)]
+pub struct RunLines {
+    turns: BTreeSet<u32>,
+}
+
+impl RunLines {
+    /// Writes the run's `run_start` line to `out`.
+    pub fn start(run: &RunInfo<'_>, out: &mut Vec<u8>) -> Self {
+        write(&run_start(run), out);
+        Self::default()
+    }
+
+    /// Writes the line of one step of `project`'s run `run_id`, with the run state after it.
+    pub fn step(
+        &mut self,
+        project: &str,
+        run_id: &str,
+        norm: &NormEvent<'_>,
+        state: &RunState,
+        out: &mut Vec<u8>,
+    ) {
+        self.turns.insert(norm.turn);
+        write(&step(project, run_id, norm, state), out);
+    }
+
+    /// Writes the run's `run_end` line.
+    pub fn end(&self, totals: &RunTotals<'_>, out: &mut Vec<u8>) {
+        let end = line(Body::RunEnd(RunEnd {
+            project: totals.project,
+            run_id: totals.run_id,
+            turns: self.turns.len() as u64,
+            records: totals.records,
+            skipped: totals.skipped,
+            orphan_results: totals.orphan_results,
+        }));
+        write(&end, out);
+    }
+
+    pub fn has_turn(&self, turn: u32) -> bool {
+        self.turns.contains(&turn)
+    }
+
+    /// The first and last turn the steps carried.
+    pub fn turn_range(&self) -> Option<(u32, u32)> {
+        Some((*self.turns.first()?, *self.turns.last()?))
+    }
+}
+
+/// Appends `line` to `out`: every line holds plain data serde writes without fail (maps
+/// with string keys, no non-finite numbers: `signal_to_noise` is read from JSON).
+fn write(line: &Line<'_>, out: &mut Vec<u8>) {
+    line.write(out)
+        .expect("an event line always serializes to a Vec");
 }
 
 /// Where a step sits: its run, turn, agent and (for recorded events, not frames) session.

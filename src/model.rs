@@ -383,7 +383,8 @@ impl fmt::Display for LedgerStatus {
 }
 
 /// One family entry of the project's recorded `convergence-ledger.json`.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct LedgerFamily {
     pub family: String,
     pub rounds: u32,

@@ -6,12 +6,12 @@ use super::explain::{pick, wanted_run};
 use super::input::Input;
 use super::{write_staged, EXIT_OK};
 use crate::config::Config;
-use crate::events::{self, RunInfo, RunTotals};
+use crate::events::{RunInfo, RunLines, RunTotals};
 use crate::ingest::{self, LoadedRun, ProjectSource};
 use crate::output::Entry;
 use crate::replay::{last_turn, walk, RunReplay};
 use anyhow::{Context, Result};
-use std::collections::{BTreeSet, HashMap};
+use std::collections::HashMap;
 use std::io::Write;
 use std::path::PathBuf;
 
@@ -79,8 +79,7 @@ pub fn run(args: Args) -> Result<u8> {
         let loaded = ingest::load_run(source, policy)?;
         run_lines(&r, source.format.as_str(), &loaded)
     };
-    // Under --strict, nothing on stdout unless every run was read.
-    write_staged(&guard, args.out.as_deref(), input.strict, |out| {
+    write_staged(&guard, args.out.as_deref(), input.all_or_nothing(), |out| {
         write_stream(&input, &replayed, &config, &lines, out)
     })?;
     Ok(EXIT_OK)
@@ -114,29 +113,19 @@ fn run_lines(replay: &RunReplay, format: &str, loaded: &LoadedRun) -> Result<Vec
         completion_ledger: loaded.ledger,
         last_turn: last_turn(loaded),
         carry_in: &replay.carry_in,
+        state: None,
     };
-    events::run_start(&info).write(&mut out)?;
-    let mut turns = BTreeSet::new();
-    let mut failed = None;
+    let mut lines = RunLines::start(&info, &mut out);
     let state = walk(loaded, |norm, _, state| {
-        turns.insert(norm.turn);
-        if failed.is_none() {
-            failed = events::step(&replay.project, &replay.run_id, norm, state)
-                .write(&mut out)
-                .err();
-        }
+        lines.step(&replay.project, &replay.run_id, norm, state, &mut out);
     });
-    if let Some(e) = failed {
-        return Err(e.into());
-    }
     let totals = RunTotals {
         project: &replay.project,
         run_id: &replay.run_id,
-        turns: turns.len() as u64,
         records: loaded.stats.records,
         skipped: loaded.problems.count,
         orphan_results: state.orphan_results,
     };
-    events::run_end(&totals).write(&mut out)?;
+    lines.end(&totals, &mut out);
     Ok(out)
 }

@@ -1,8 +1,10 @@
 //! What every replaying subcommand takes: the recorded runs, the guard settings, threads
 //! and strictness; and the one way they are replayed (progress bar, located warnings).
 
-use crate::config::Config;
+use crate::config::{Config, ConfigFile};
 use crate::cost::Prices;
+use crate::guards::built_in;
+use crate::guards::external::{self, Declaration};
 use crate::ingest::{
     discover_with, Limits, ParseError, Policy, ProblemKind, Problems, ProjectSource, SkippedFile,
 };
@@ -54,11 +56,51 @@ pub struct Input {
     /// Combine the shards' JSON reports with `hindsight merge`.
     #[arg(long, value_name = "K/N")]
     pub shard: Option<Shard>,
+    #[command(flatten)]
+    pub external: ExternalGuards,
+    /// When an external guard crashes, hangs or answers nonsense on a run, leave its
+    /// results for that run out and list the problem under the run's `input.problems`,
+    /// instead of failing (exit 2).
+    #[arg(long)]
+    pub lenient_guards: bool,
+}
+
+/// External guards declared on the command line (docs/EVENTS.md, "Protocol").
+#[derive(Debug, Clone, Default, clap::Args)]
+pub struct ExternalGuards {
+    /// Replay an external guard: your own guard code, started as COMMAND (through the
+    /// shell) and fed each run as JSON Lines (docs/EVENTS.md). Repeatable; also declared in
+    /// the --config file's `external` member, whose COMMAND this replaces.
+    #[arg(long = "guard", value_name = "ID=COMMAND")]
+    pub guards: Vec<String>,
+    /// Seconds an external guard may stay silent (neither reading nor answering) before it
+    /// is judged hung [default: the declaration's `timeout_seconds`, else 30].
+    #[arg(long, value_name = "SECONDS")]
+    pub guard_timeout: Option<f64>,
+}
+
+impl ExternalGuards {
+    /// Installs the external guards of `file` and of `--guard` (its command over the
+    /// file's for the same id), so the catalogue lists them from now on.
+    pub fn install(&self, file: Option<&ConfigFile>) -> Result<()> {
+        let mut declared = file.map(|f| f.external.clone()).unwrap_or_default();
+        for given in &self.guards {
+            let (id, command) = given
+                .split_once('=')
+                .with_context(|| format!("--guard `{given}`: expected ID=COMMAND"))?;
+            declared
+                .entry(id.to_string())
+                .and_modify(|d| d.command = command.to_string())
+                .or_insert_with(|| Declaration::command(command));
+        }
+        let built_in: Vec<&str> = built_in().iter().map(|e| e.info.id).collect();
+        external::install(declared, self.guard_timeout, &built_in).map_err(anyhow::Error::msg)
+    }
 }
 
 /// The arguments of [`Input`] that only a replay uses: refused next to `--from REPORT.json`
 /// (`gate`, `report`), which reads a saved report instead.
-pub const REPLAY_ONLY: [&str; 9] = [
+pub const REPLAY_ONLY: [&str; 12] = [
     "paths",
     "config",
     "set",
@@ -68,6 +110,9 @@ pub const REPLAY_ONLY: [&str; 9] = [
     "max_line_mib",
     "max_document_mib",
     "shard",
+    "guards",
+    "guard_timeout",
+    "lenient_guards",
 ];
 
 /// The projects found under the paths given, and the paths that could not be read (each
@@ -102,17 +147,28 @@ impl<'a> IntoIterator for &'a Inputs {
 const MAX_THREADS: i64 = 1024;
 
 impl Input {
-    /// The settings from `--config`, then each `--set` in order.
+    /// The settings from `--config`, then each `--set` in order; the external guards
+    /// declared there and by `--guard` are installed first.
     pub fn config(&self) -> Result<Config> {
-        let mut config = match &self.config {
-            Some(path) => Config::from_file(path)?,
+        let file = self.install_guards()?;
+        let mut config = match file {
+            Some(file) => Config::from_file(file)?,
             None => Config::default(),
         };
         for assignment in &self.set {
             config.set(assignment)?;
         }
+        config.lenient_guards = self.lenient_guards;
         config.build()?;
         Ok(config)
+    }
+
+    /// Installs the external guards of `--config` and `--guard` (once per process; again
+    /// with the same ones is a no-op) and hands back the config file read.
+    pub fn install_guards(&self) -> Result<Option<ConfigFile>> {
+        let file = self.config.as_deref().map(ConfigFile::read).transpose()?;
+        self.external.install(file.as_ref())?;
+        Ok(file)
     }
 
     /// The built-in prices, with `--prices` over them.
@@ -153,6 +209,13 @@ impl Input {
             unread,
             skipped_files: found.skipped_files,
         })
+    }
+
+    /// Whether any problem fails the command, so stdout must get nothing unless every run
+    /// was replayed: under `--strict`, or with external guards (one that fails is an error
+    /// unless `--lenient-guards`). Asked after [`Input::config`], which installs them.
+    pub fn all_or_nothing(&self) -> bool {
+        self.strict || (!self.lenient_guards && !external::installed().is_empty())
     }
 
     /// The size caps from `--max-line-mib` and `--max-document-mib`.
@@ -215,7 +278,7 @@ impl Input {
         let policy = self.policy();
         // What the warnings need of each run: its problems, when it has any.
         let noted = |r: RunReplay| {
-            let problems = (r.problems.count > 0).then(|| r.problems.clone());
+            let problems = (!r.problems.is_empty()).then(|| r.problems.clone());
             (problems, map(r))
         };
         let mut damaged = Vec::new();
@@ -275,18 +338,28 @@ fn progress_bar(total: u64) -> ProgressBar {
     bar
 }
 
-/// One warning per file with skipped records (lenient mode).
+/// One warning per file with skipped records (lenient mode), and one per external guard
+/// that could not judge a run (`--lenient-guards`).
 pub fn warn_skipped<'a>(problems: impl IntoIterator<Item = &'a Problems>) {
+    let is_guard = |p: &ParseError| matches!(p.kind, ProblemKind::Guard(_));
+    let problems_seen: Vec<&Problems> = problems.into_iter().collect();
     let mut by_file: BTreeMap<&str, (u64, String)> = BTreeMap::new();
-    for problems in problems {
+    for problems in &problems_seen {
         for (path, count) in &problems.by_file {
-            let first = problems.listed.iter().find(|p| &p.path == path);
+            let first = (problems.listed.iter()).find(|p| &p.path == path && !is_guard(p));
             let first = first.map_or_else(|| "(not listed)".to_string(), ToString::to_string);
             by_file.entry(path.as_str()).or_insert((0, first)).0 += count;
         }
     }
     for (path, (count, first)) in by_file {
         eprintln!("warning: {path}: {count} bad record(s) skipped; first: {first}");
+    }
+    for failed in problems_seen
+        .iter()
+        .flat_map(|p| &p.listed)
+        .filter(|p| is_guard(p))
+    {
+        eprintln!("warning: {failed}; its results for the run are left out (--lenient-guards)");
     }
 }
 

@@ -77,6 +77,8 @@ pub fn run(cli: Cli) -> ExitCode {
         Command::Merge(args) => merge::run(args),
         Command::Synth(args) => synth::run(args),
     };
+    // Idle external guards get their stdin closed and a moment to exit.
+    crate::guards::external::shutdown();
     match code {
         Ok(code) => ExitCode::from(code),
         Err(e) if is_broken_pipe(&e) => ExitCode::from(EXIT_OK),

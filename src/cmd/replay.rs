@@ -71,11 +71,14 @@ pub fn run(args: Args) -> Result<u8> {
     if let Some(dir) = &args.tables_dir {
         guard.check_tree(dir, Entry::Replaced)?;
     }
-    // A replay stopped by a bad record (--strict) leaves no half-written report behind.
-    // Under --strict, nothing on stdout unless the whole replay succeeds.
-    write_staged(&guard, args.out.as_deref(), args.input.strict, |out| {
-        write_report(&args, &projects, &config, &prices, out)
-    })?;
+    // A replay stopped by a bad record (--strict) or a failed external guard leaves no
+    // half-written report behind, on disk or on stdout.
+    write_staged(
+        &guard,
+        args.out.as_deref(),
+        args.input.all_or_nothing(),
+        |out| write_report(&args, &projects, &config, &prices, out),
+    )?;
     Ok(EXIT_OK)
 }
 

@@ -168,7 +168,7 @@ pub fn point(setting: Vec<(String, i64)>, report: &Report, labels: &Labels) -> P
 fn is_default(setting: &[(String, i64)]) -> bool {
     let defaults: std::collections::BTreeMap<&str, serde_json::Value> = crate::guards::registry()
         .iter()
-        .map(|e| (e.info.id, (e.defaults)()))
+        .map(|e| (e.info.id, e.defaults()))
         .collect();
     setting.iter().all(|(name, value)| {
         let Some((guard, key)) = name.split_once('.') else {

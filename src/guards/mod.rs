@@ -20,6 +20,7 @@ pub mod diagnostic_delta;
 pub mod directive_escalation;
 pub mod edit_target_families;
 pub mod evidence_folding;
+pub mod external;
 pub mod family_normalization;
 pub mod ledger_finalization;
 pub mod loop_intervention_wording;
@@ -173,11 +174,35 @@ pub struct RunMeta<'a> {
     pub run_id: &'a str,
     /// 0 for the project's first recorded session.
     pub session_index: usize,
+    /// The input format (`omnius`, `claude-code`, ...).
+    pub format: &'a str,
     pub completion_ledger: Option<LedgerStatus>,
     /// The project's recorded `convergence-ledger.json` families.
     pub convergence_ledger: &'a [LedgerFamily],
     /// Last turn of the run, for guards that conclude at its end.
     pub last_turn: u32,
+    /// What the guards that carry state across sessions held when the run began, by guard
+    /// id (only guards holding something).
+    pub carry_in: &'a BTreeMap<String, Vec<LedgerFamily>>,
+    /// Records the importer read, and bad ones it skipped.
+    pub records: u64,
+    pub skipped: u64,
+}
+
+impl<'a> RunMeta<'a> {
+    /// The run as the event stream's `run_start` line describes it.
+    pub fn info(&self) -> crate::events::RunInfo<'a> {
+        crate::events::RunInfo {
+            project: self.project,
+            run_id: self.run_id,
+            session_index: self.session_index,
+            format: self.format,
+            completion_ledger: self.completion_ledger,
+            last_turn: self.last_turn,
+            carry_in: self.carry_in,
+            state: None,
+        }
+    }
 }
 
 /// A guard replayed over the runs of one project, in session order.
@@ -214,6 +239,13 @@ pub trait Guard: Send {
     /// for guards that carry nothing across sessions. Read before each run, so a report
     /// can say what a resumed session started with.
     fn carried(&self) -> Option<Vec<LedgerFamily>> {
+        None
+    }
+
+    /// After [`Guard::finish_run`]: why the guard could not judge the run, if it could not
+    /// (an external guard that crashed, hung or answered nonsense). Its firings, series
+    /// and metrics for the run are then dropped. Built-in guards never fail.
+    fn take_failure(&mut self) -> Option<String> {
         None
     }
 }
@@ -253,36 +285,87 @@ pub(crate) fn within(key: &str, value: f64, low: f64, high: f64) -> Result<(), S
 /// A configured, ready-to-run guard with its catalogue entry.
 pub type Configured = (Entry, Box<dyn Guard>);
 
-/// Builds a guard from its settings object (`None`: the defaults).
 /// Builds a guard from its settings object (`None`: the defaults); the error says which
 /// key is wrong and why.
 pub type Build = fn(Option<&serde_json::Value>) -> Result<Box<dyn Guard>, String>;
 
-/// A registry entry: the catalogue line and a constructor.
-#[derive(Clone, Copy)]
+/// A catalogue entry: the guard's line and how to build it.
+#[derive(Clone)]
 pub struct Entry {
     pub info: GuardInfo,
-    pub defaults: fn() -> serde_json::Value,
-    pub build: Build,
+    maker: Maker,
+}
+
+#[derive(Clone)]
+enum Maker {
+    BuiltIn {
+        defaults: fn() -> serde_json::Value,
+        build: Build,
+    },
+    External(std::sync::Arc<external::ExternalSpec>),
+}
+
+impl Entry {
+    pub(crate) fn external(spec: std::sync::Arc<external::ExternalSpec>) -> Self {
+        Self {
+            info: spec.info,
+            maker: Maker::External(spec),
+        }
+    }
+
+    /// The settings it runs with unless told otherwise (the seed's defaults, or an
+    /// external guard's declared settings).
+    pub fn defaults(&self) -> serde_json::Value {
+        match &self.maker {
+            Maker::BuiltIn { defaults, .. } => defaults(),
+            Maker::External(spec) => spec.defaults.clone(),
+        }
+    }
+
+    /// A fresh instance with `settings` over the defaults.
+    pub fn build(&self, settings: Option<&serde_json::Value>) -> Result<Box<dyn Guard>, String> {
+        match &self.maker {
+            Maker::BuiltIn { build, .. } => build(settings),
+            Maker::External(spec) => spec.build(settings),
+        }
+    }
+
+    /// The command of an external guard; `None` for a built-in one.
+    pub fn command(&self) -> Option<&str> {
+        match &self.maker {
+            Maker::BuiltIn { .. } => None,
+            Maker::External(spec) => Some(&spec.command),
+        }
+    }
 }
 
 fn entry<G: Spec>() -> Entry {
     Entry {
         info: G::INFO,
-        defaults: || serde_json::to_value(G::Settings::default()).unwrap_or_default(),
-        build: |settings| {
-            let settings = match settings {
-                Some(v) => serde_json::from_value(v.clone()).map_err(|e| e.to_string())?,
-                None => G::Settings::default(),
-            };
-            G::check(&settings)?;
-            Ok(Box::new(G::new(settings)))
+        maker: Maker::BuiltIn {
+            defaults: || serde_json::to_value(G::Settings::default()).unwrap_or_default(),
+            build: |settings| {
+                let settings = match settings {
+                    Some(v) => serde_json::from_value(v.clone()).map_err(|e| e.to_string())?,
+                    None => G::Settings::default(),
+                };
+                G::check(&settings)?;
+                Ok(Box::new(G::new(settings)))
+            },
         },
     }
 }
 
-/// Every guard, in catalogue order.
+/// Every guard, in catalogue order: the built-in ones, then the external guards this
+/// process was started with ([`external::installed`]).
 pub fn registry() -> Vec<Entry> {
+    let mut entries = built_in();
+    entries.extend(external::installed().iter().map(|spec| spec.entry()));
+    entries
+}
+
+/// The built-in guards, in catalogue order.
+pub fn built_in() -> Vec<Entry> {
     vec![
         entry::<family_normalization::FamilyNormalization>(),
         entry::<convergence_breaker::ConvergenceBreaker>(),

@@ -45,6 +45,10 @@ pub enum ProblemKind {
     /// A JSON object naming the same member twice: which one was meant is unknown.
     #[error("duplicate key (the object names it twice)")]
     DuplicateKey,
+    /// An external guard could not judge the run (it crashed, hung, or answered
+    /// nonsense): the message names the guard and, where it has one, its reply line.
+    #[error("{0}")]
+    Guard(String),
 }
 
 /// One problem found in the input, with where it was found.
@@ -125,6 +129,9 @@ pub struct Problems {
     pub listed: Vec<ParseError>,
     /// Every problem counted by file, so a warning can say how many a file had.
     pub by_file: std::collections::BTreeMap<String, u64>,
+    /// External guards that could not judge the run (`--lenient-guards`): listed with the
+    /// input's problems, but not counted in `count`, which counts bad input.
+    pub guard_failures: u64,
 }
 
 impl Problems {
@@ -144,8 +151,23 @@ impl Problems {
         Ok(())
     }
 
+    /// Records a guard that could not judge the run, under `--lenient-guards`: listed, and
+    /// counted apart from bad input (it is the guard's problem, not the recording's).
+    pub fn record_guard(&mut self, error: ParseError) {
+        self.guard_failures += 1;
+        if self.listed.len() < Self::LISTED {
+            self.listed.push(error);
+        }
+    }
+
+    /// Nothing was found wrong.
+    pub fn is_empty(&self) -> bool {
+        self.count == 0 && self.guard_failures == 0
+    }
+
     pub fn absorb(&mut self, other: Problems) {
         self.count += other.count;
+        self.guard_failures += other.guard_failures;
         for (path, n) in other.by_file {
             *self.by_file.entry(path).or_default() += n;
         }

@@ -32,6 +32,8 @@ use std::path::Path;
 #[derive(Debug, Clone, Default)]
 pub struct LoadedRun {
     pub run_id: String,
+    /// The format it was read from.
+    pub format: InputFormat,
     pub events: Vec<Event>,
     /// Frames ordered by (turn, agent, file name).
     pub frames: Vec<Frame>,

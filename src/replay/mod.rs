@@ -8,7 +8,9 @@
 
 use crate::config::{Config, ConfigError};
 use crate::guards::{Entry, Firing, Firings, Guard, Metrics, RunMeta, SeriesPoint};
-use crate::ingest::{IngestStats, LoadedRun, ParseError, Policy, Problems, ProjectSource};
+use crate::ingest::{
+    IngestStats, LoadedRun, ParseError, Policy, ProblemKind, Problems, ProjectSource,
+};
 use crate::model::{tokens_from_chars, EventKind, LedgerFamily, LedgerStatus, Request};
 use crate::normalize::{NormEvent, RunState, Step};
 use std::collections::BTreeMap;
@@ -64,6 +66,9 @@ pub struct RunReplay {
     pub carry_in: BTreeMap<String, Vec<LedgerFamily>>,
     pub problems: Problems,
     pub stats: IngestStats,
+    /// Why a guard could not judge this run (an external guard that failed); its results
+    /// for the run are left out. The schedule turns each into a located problem.
+    pub guard_failures: Vec<String>,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -107,6 +112,7 @@ pub struct ProjectReplayer {
     guards: Vec<(Entry, Box<dyn Guard>)>,
     convergence_ledger: Vec<LedgerFamily>,
     session_index: usize,
+    guard_policy: Policy,
 }
 
 impl ProjectReplayer {
@@ -120,7 +126,17 @@ impl ProjectReplayer {
             guards: config.build()?,
             convergence_ledger,
             session_index: 0,
+            guard_policy: if config.lenient_guards {
+                Policy::Lenient
+            } else {
+                Policy::Strict
+            },
         })
+    }
+
+    /// How a guard that cannot judge a run is treated ([`settle_guard_failures`]).
+    pub fn guard_policy(&self) -> Policy {
+        self.guard_policy
     }
 
     /// After the project's runs: what its recorded store holds beyond what each guard
@@ -146,25 +162,52 @@ impl ProjectReplayer {
 
     /// Replays the project's next session.
     pub fn replay(&mut self, run: &LoadedRun) -> RunReplay {
-        let meta = RunMeta {
-            project: &self.name,
-            run_id: &run.run_id,
-            session_index: self.session_index,
-            completion_ledger: run.ledger,
-            convergence_ledger: &self.convergence_ledger,
-            last_turn: last_turn(run),
-        };
         let carry_in = self
             .guards
             .iter()
             .filter_map(|(e, g)| Some((e.info.id.to_string(), g.carried()?)))
             .filter(|(_, carried)| !carried.is_empty())
             .collect();
+        let meta = RunMeta {
+            project: &self.name,
+            run_id: &run.run_id,
+            session_index: self.session_index,
+            format: run.format.as_str(),
+            completion_ledger: run.ledger,
+            convergence_ledger: &self.convergence_ledger,
+            last_turn: last_turn(run),
+            carry_in: &carry_in,
+            records: run.stats.records,
+            skipped: run.problems.count,
+        };
         let mut replay = replay_run(run, &meta, &mut self.guards);
         replay.carry_in = carry_in;
         self.session_index += 1;
         replay
     }
+}
+
+/// Turns the guard failures of a replayed run (read from `path`) into located problems:
+/// the first one is the error under [`Policy::Strict`] (the default for guards), else
+/// each is recorded (`--lenient-guards`) and the run keeps the other guards' results.
+pub fn settle_guard_failures(
+    replay: &mut RunReplay,
+    path: &std::path::Path,
+    policy: Policy,
+) -> Result<(), ParseError> {
+    for message in std::mem::take(&mut replay.guard_failures) {
+        let error = ParseError {
+            path: crate::ingest::display(path),
+            line: None,
+            field: None,
+            kind: ProblemKind::Guard(message),
+        };
+        match policy {
+            Policy::Strict => return Err(error),
+            Policy::Lenient => replay.problems.record_guard(error),
+        }
+    }
+    Ok(())
 }
 
 /// The highest turn of any record or frame of `run` (0 for an empty run).
@@ -197,8 +240,13 @@ fn replay_run(
     let mut metrics = BTreeMap::new();
     let mut firings = Vec::new();
     let mut series = BTreeMap::new();
+    let mut guard_failures = Vec::new();
     for ((entry, guard), mut sink) in guards.iter_mut().zip(sinks) {
         let m = guard.finish_run(meta, &state, &mut sink);
+        if let Some(failure) = guard.take_failure() {
+            guard_failures.push(failure);
+            continue;
+        }
         if !m.is_empty() {
             metrics.insert(entry.info.id.to_string(), m);
         }
@@ -222,6 +270,7 @@ fn replay_run(
         carry_in: BTreeMap::new(),
         problems: run.problems.clone(),
         stats: run.stats.clone(),
+        guard_failures,
     }
 }
 

@@ -15,7 +15,7 @@
 //! counted with the waiting ones). Projects without a recorded ledger are read once and
 //! handed on run by run.
 
-use super::{ProjectReplayer, ReplayError, RunReplay};
+use super::{settle_guard_failures, ProjectReplayer, ReplayError, RunReplay};
 use crate::config::Config;
 use crate::ingest::{self, LoadedRun, ParseError, Policy, Problems, ProjectSource};
 use rayon::prelude::*;
@@ -414,6 +414,8 @@ fn replay_sessions(
             || -> Result<(), ReplayError> {
                 for (i, loaded) in batch.into_iter().enumerate() {
                     let mut replay = replayer.replay(&loaded?);
+                    let path = &runs[from + i].path;
+                    settle_guard_failures(&mut replay, path, replayer.guard_policy())?;
                     replay.problems.absorb(std::mem::take(problems));
                     each(from + i, replay);
                     progress();

@@ -278,6 +278,7 @@ impl Run {
         .expect("a written run reads back");
         LoadedRun {
             run_id: self.id.clone(),
+            format: Default::default(),
             events,
             frames: Vec::new(),
             ledger: self.ledger.as_deref().and_then(LedgerStatus::parse),

@@ -233,6 +233,7 @@ impl Builder {
     pub fn finish(self) -> LoadedRun {
         LoadedRun {
             run_id: String::new(),
+            format: Default::default(),
             events: self.events,
             frames: self.frames,
             ledger: None,

@@ -24,9 +24,10 @@ use std::io::{BufRead, BufReader, Seek};
 use std::path::Path;
 
 /// The input formats hindsight reads.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, clap::ValueEnum)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, PartialOrd, Ord, Hash, clap::ValueEnum)]
 pub enum InputFormat {
     /// `.omnius/` dumps (docs/FORMAT.md).
+    #[default]
     Omnius,
     /// Claude Code session JSONL (`~/.claude/projects/<project>/<session>.jsonl`).
     ClaudeCode,
@@ -104,6 +105,7 @@ pub fn import_capped(
         }
     };
     run.run_id = run_id.to_string();
+    run.format = format;
     Ok(run)
 }
 
@@ -129,6 +131,7 @@ pub fn import_line(
     }
     let mut run = openhands::import_line(path, at, policy, limits)?;
     run.run_id = run_id.to_string();
+    run.format = format;
     Ok(run)
 }
 
