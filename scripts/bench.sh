@@ -29,6 +29,14 @@
 #   - BENCH_TINY_RUNS minimal runs (`--tiny-runs N`, over BENCH_PROJECTS projects): the
 #     replay's time and peak RSS, and that its report holds every run.
 #
+# Then an external guard (issue #15), on a corpus of BENCH_GUARD_MB megabytes: `replay`
+# alone, with a null guard (grep and sed answering each run's end with a done marker: what
+# serializing the stream and the pipes cost), and with the Rust reference guard
+# (examples/guards/breaker.rs, whose firings must equal convergence_breaker's); then
+# `hindsight events` writing the stream once, and each guard alone reading that stream,
+# which is the guard's own time. What the reference guard adds to replay is set against
+# its own time plus serialization (the null guard's addition net of its own time).
+#
 #   scripts/bench.sh                       # 100 MB, 1 GB and 5 GB (if the disk allows)
 #   BENCH_MB=100 scripts/bench.sh          # one size
 #   BENCH_MB="100 1000" scripts/bench.sh   # several
@@ -36,7 +44,7 @@
 #
 # Environment: BENCH_MB ("100 1000 5000"), BENCH_SEED (7), BENCH_REPS (3), BENCH_PROJECTS
 # (8), BENCH_LOOP_LINES ("100000 300000 1000000"; empty skips), BENCH_SINGLE_MB (200; 0
-# skips), BENCH_TINY_RUNS (100000; 0 skips), BENCH_KEEP=1 keeps the temporary directory
+# skips), BENCH_TINY_RUNS (100000; 0 skips), BENCH_GUARD_MB (1000; 0 skips), BENCH_KEEP=1 keeps the temporary directory
 # (and every corpus), TMPDIR picks where it goes. Needs bash, coreutils, the Rust
 # toolchain and jq; when jq is missing it is installed with `apt-get update && apt-get
 # install -y jq` (through sudo when not root).
@@ -51,6 +59,7 @@ projects=${BENCH_PROJECTS:-8}
 loop_lines=${BENCH_LOOP_LINES-100000 300000 1000000}
 single_mb=${BENCH_SINGLE_MB:-200}
 tiny_runs=${BENCH_TINY_RUNS:-100000}
+guard_mb=${BENCH_GUARD_MB:-1000}
 fail() {
     echo "bench: $*" >&2
     exit 2
@@ -58,8 +67,8 @@ fail() {
 read -r -a sizes <<<"$sizes"
 read -r -a loop_lines <<<"$loop_lines"
 ((${#sizes[@]} > 0)) || fail "BENCH_MB must list at least one size"
-for v in "${sizes[@]}" "$seed" "$reps" "$projects" "${loop_lines[@]}" "$single_mb" "$tiny_runs"; do
-    [[ $v =~ ^[0-9]+$ ]] || fail "BENCH_MB, BENCH_SEED, BENCH_REPS, BENCH_PROJECTS, BENCH_LOOP_LINES, BENCH_SINGLE_MB and BENCH_TINY_RUNS take whole numbers (got '$v')"
+for v in "${sizes[@]}" "$seed" "$reps" "$projects" "${loop_lines[@]}" "$single_mb" "$tiny_runs" "$guard_mb"; do
+    [[ $v =~ ^[0-9]+$ ]] || fail "BENCH_MB, BENCH_SEED, BENCH_REPS, BENCH_PROJECTS, BENCH_LOOP_LINES, BENCH_SINGLE_MB, BENCH_TINY_RUNS and BENCH_GUARD_MB take whole numbers (got '$v')"
 done
 for v in "${sizes[@]}" "$reps" "$projects" "${loop_lines[@]}"; do
     ((v >= 1)) || fail "BENCH_MB, BENCH_REPS, BENCH_PROJECTS and BENCH_LOOP_LINES must be at least 1"
@@ -79,10 +88,12 @@ if ! command -v jq >/dev/null 2>&1; then
 fi
 
 echo "== building (release)"
-cargo build --release --locked --bin hindsight
+cargo build --release --locked --bin hindsight --example breaker
 target=${CARGO_TARGET_DIR:-target}
 hindsight=$target/release/hindsight
+breaker=$target/release/examples/breaker
 [[ -x $hindsight ]] || fail "built binary not found at $hindsight"
+[[ -x $breaker ]] || fail "the reference guard was not found at $breaker"
 
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/hindsight-bench.XXXXXX")
 cleanup() {
@@ -188,7 +199,7 @@ measure() {
     echo "   ${key}: $(printf '%s ' "${times[@]}")ns"
 }
 
-secs() { decimal "$1" 1000000000 3; }
+secs() { if (($1 < 0)); then echo "-$(decimal $((-$1)) 1000000000 3)"; else decimal "$1" 1000000000 3; fi; }
 # row LABEL BYTES KEY: one line of a size's table. x floor, x jq len and x jq are the
 # measurement's median time over cat's, over `jq -c length`'s and over the jq sum's.
 row() {
@@ -437,6 +448,55 @@ if ((tiny_runs > 0)); then
     fi
 fi
 
+guard_row=""
+if ((guard_mb > 0)); then
+    echo
+    # The corpus, its report and the stream (about a third of the corpus).
+    if room $((guard_mb * 2000 + 100000)) "external guard over ${guard_mb} MB"; then
+        echo "== external guard, ${guard_mb} MB: generating (hindsight synth --mb ${guard_mb} --seed ${seed} --projects ${projects})"
+        synth_into "$tmp/guarded" --mb "$guard_mb" --seed "$seed" --projects "$projects"
+        # The least a guard can do: read every line, answer each run's end with a done marker
+        # (grep and sed unbuffered: awk would wait for a full input buffer).
+        null_guard="grep --line-buffered -F '{\"schema\":1,\"type\":\"run_end\"' | sed -u 's/.*/{\"type\":\"done\"}/'"
+        echo "== external guard: measuring (${reps} repetitions each, wall clock in ns)"
+        measure bare /dev/null "$hindsight" replay "$tmp/guarded" --format json --out "$tmp/report-bare.json"
+        measure null /dev/null "$hindsight" replay "$tmp/guarded" --format json --out "$tmp/report-null.json" \
+            --guard "null=$null_guard"
+        measure ref /dev/null "$hindsight" replay "$tmp/guarded" --format json --out "$tmp/report-ref.json" \
+            --guard "wo3=$breaker"
+        measure events /dev/null "$hindsight" events "$tmp/guarded" --out "$tmp/stream.jsonl"
+        stream_bytes=$(stat -c %s "$tmp/stream.jsonl")
+        # Each repetition reads the stream from its start.
+        measure null_alone /dev/null sh -c "{ $null_guard; } <\"\$0\"" "$tmp/stream.jsonl"
+        measure ref_alone /dev/null sh -c '"$0" <"$1"' "$breaker" "$tmp/stream.jsonl"
+        firings_of() { jq -c --arg g "$2" '[.runs[] | [.firings[] | select(.guard == $g) | [.turn, .agent, .action, .family, .effect, .tokens_saved]]]' "$1"; }
+        same_firings=no
+        if [[ $(firings_of "$tmp/report-ref.json" wo3) == "$(firings_of "$tmp/report-ref.json" convergence_breaker)" ]]; then
+            same_firings=yes
+        fi
+        nfired=$(jq '[.runs[].firings[] | select(.guard == "wo3")] | length' "$tmp/report-ref.json")
+        added=$((ns_ref - ns_bare))
+        serialization=$((ns_null - ns_bare - ns_null_alone))
+        ((serialization > 0)) || serialization=0
+        bound=$((ns_ref_alone + serialization))
+        within=no
+        if ((added <= bound)); then within=yes; fi
+        echo
+        echo "  external guard over $(decimal "$bytes" 1000000 1) MB (${nruns} runs; the stream $(decimal "$stream_bytes" 1000000 1) MB):"
+        echo "    replay alone                 $(secs "$ns_bare") s [$(secs "$best_bare")], $(rss "$kb_bare")"
+        echo "    replay + null guard          $(secs "$ns_null") s [$(secs "$best_null")], $(rss "$kb_null")"
+        echo "    replay + reference guard     $(secs "$ns_ref") s [$(secs "$best_ref")], $(rss "$kb_ref"); ${nfired} firings, equal to convergence_breaker's: ${same_firings}"
+        echo "    events, the stream once      $(secs "$ns_events") s [$(secs "$best_events")]"
+        echo "    null guard alone on it       $(secs "$ns_null_alone") s"
+        echo "    reference guard alone on it  $(secs "$ns_ref_alone") s"
+        echo "  the reference guard adds $(secs "$added") s; its own time $(secs "$ns_ref_alone") s + serialization $(secs "$serialization") s = $(secs "$bound") s: within: ${within}"
+        [[ $same_firings == yes ]] || { echo "bench: the reference guard's firings differ from convergence_breaker's" >&2 && failed=1; }
+        guard_row="| $(decimal "$bytes" 1000000 1) | $(decimal "$stream_bytes" 1000000 1) | $(secs "$ns_bare") | $(secs "$ns_null") | $(secs "$ns_ref") | $(secs "$ns_events") | $(secs "$ns_null_alone") | $(secs "$ns_ref_alone") | $(secs "$added") | $(secs "$bound") | ${within} |"
+        drop "$tmp/guarded"
+        rm -f -- "$tmp/stream.jsonl"
+    fi
+fi
+
 echo
 if ((${#rows[@]} > 0)); then
     echo "docs/PERFORMANCE.md rows (median of ${reps}; 1 thread / ${cores} threads):"
@@ -469,6 +529,13 @@ if [[ -n $tiny_row ]]; then
     echo "| runs | corpus MB | replay s | peak RSS |"
     echo "|---:|---:|---:|---|"
     echo "$tiny_row"
+fi
+if [[ -n $guard_row ]]; then
+    echo
+    echo "External guard (median of ${reps}, default threads; seconds):"
+    echo "| corpus MB | stream MB | replay | + null guard | + reference guard | events | null guard alone | reference guard alone | added by the reference guard | its own time + serialization | within |"
+    echo "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|"
+    echo "$guard_row"
 fi
 for note in "${notes[@]}"; do echo "note: $note"; done
 ((${#rows[@]} > 0)) || fail "no corpus size could be measured"
