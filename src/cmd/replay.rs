@@ -25,7 +25,8 @@ use std::path::PathBuf;
     hindsight replay corpora/ --format parquet --out guards.parquet\n  \
     hindsight replay sessions/ --prices model_prices.json\n  \
     hindsight replay corpora/ --format csv --table firings\n  \
-    hindsight replay corpora/ --shard 2/3 --format json --out shard-2.json --tables-dir tables-2/\n\n\
+    hindsight replay corpora/ --shard 2/3 --format json --out shard-2.json --tables-dir tables-2/\n  \
+    hindsight replay corpora/ --guard wo3=\"python3 examples/guards/breaker.py\"\n\n\
     csv and parquet write one corpus table (--table): guards (the default), one row per \
     (run, guard): project, run_id, session, guard, work_order, fired, first_fire_turn, \
     first_action, firings, terminal, tokens_saved, cost_saved_usd, run_cost_usd; runs, one \
@@ -34,7 +35,13 @@ use std::path::PathBuf;
     --out. --tables-dir DIR writes all three as CSV and Parquet besides the report \
     (runs.csv, guards.csv, firings.csv, and .parquet).\n\n\
     --shard K/N replays the projects of shard K only; `hindsight merge` puts the shards' \
-    JSON reports back together (docs/SCALE.md)."
+    JSON reports back together (docs/SCALE.md).\n\n\
+    --guard ID=COMMAND replays your own guard code beside the built-in guards: COMMAND is \
+    started once per worker thread and fed each run as the JSON Lines of `hindsight events`; \
+    it answers with firings (docs/EVENTS.md, Protocol). A guard that crashes, hangs past \
+    --guard-timeout or answers nonsense fails the replay (exit 2) unless --lenient-guards.\n\n\
+    Exit codes: 0 success, 2 usage or input error (a bad path or setting, any bad record \
+    under --strict, an external guard that failed)."
 )]
 pub struct Args {
     #[command(flatten)]
