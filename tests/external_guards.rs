@@ -300,3 +300,39 @@ fn a_guard_that_fires_on_a_turn_the_run_does_not_have_is_a_located_error() {
         "reply line 1: turn 99999 is not a turn of the run",
     );
 }
+
+#[test]
+fn an_external_guard_s_settings_can_be_swept() {
+    let guard = format!("wo3={}", rust_breaker().display());
+    let out = hindsight()
+        .args([
+            "sweep",
+            "corpora/",
+            "--expect",
+            "corpora/expectations.json",
+            "--format",
+            "json",
+        ])
+        .args(["--guard", &guard, "--param", "wo3.abandon=4,5"])
+        .output()
+        .expect("runs");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let points: Value = serde_json::from_slice(&out.stdout).expect("JSON");
+    let points = points.as_array().expect("points");
+    let settings: Vec<&Value> = points.iter().map(|p| &p["setting"][0]).collect();
+    assert_eq!(
+        settings,
+        [
+            &serde_json::json!(["wo3.abandon", 4]),
+            &serde_json::json!(["wo3.abandon", 5])
+        ]
+    );
+    // The swept setting reaches the guard: abandoning a round earlier cuts the failed runs
+    // sooner, saving more on them.
+    let saved = |p: &Value| p["tokens_saved_on_failed"].as_u64().expect("tokens");
+    assert!(saved(&points[0]) > saved(&points[1]), "{points:?}");
+}
