@@ -185,8 +185,9 @@ fn every_chart_is_written_readable_and_deterministic() {
         "tokens per request",
         "turn",
         "saved by the earliest terminal firing (turn 14)",
-        "convergence_breaker/abandon",
-        "+1 more",
+        // The breaker's lane, and its terminal firing labelled (issue #16).
+        ">\nconvergence_breaker\n<",
+        ">\nabandon\n<",
     ] {
         assert!(tokens.contains(needle), "tokens chart lacks {needle:?}");
     }

@@ -59,7 +59,9 @@ pub struct Args {
     /// Sweep parameters for the sweep chart (with --expect).
     #[arg(long = "param", default_values_t = ["breaker.stalled=2..4".to_string(), "breaker.abandon=2..7".to_string()])]
     pub params: Vec<String>,
-    /// Per-run charts for at most this many runs: those with the largest combined savings.
+    /// Per-run charts and explain pages for at most this many runs: the failed ones first
+    /// (labelled failed with --expect, else ledger not finalized completed), then by
+    /// tokens saved; the review says which it picked.
     #[arg(long, default_value_t = 12)]
     pub per_run: usize,
 }
@@ -85,7 +87,8 @@ pub fn run(args: Args) -> Result<u8> {
         }
         None => None,
     };
-    let picked = top_runs(&report, args.per_run);
+    let (picked, why) = pick_runs(&report, labels.as_ref(), args.per_run);
+    eprintln!("note: {why}");
     let data = ChartData::build(
         &runs,
         &report,
@@ -124,7 +127,16 @@ pub fn run(args: Args) -> Result<u8> {
         ),
     };
     let failed = Some(explain::corpus::table(&failed, means));
-    write_folder(&guard, &args.out_dir, &report, &data, &explained, failed)?;
+    let picked = Some(why);
+    write_folder(
+        &guard,
+        &args.out_dir,
+        &report,
+        &data,
+        &explained,
+        failed,
+        picked,
+    )?;
     eprintln!("wrote {}", args.out_dir.join("report.html").display());
     Ok(EXIT_OK)
 }
@@ -141,28 +153,54 @@ fn from_report(from: &Path, out_dir: &Path) -> Result<u8> {
     );
     let no_runs: &[RunReplay] = &[];
     let data = ChartData::build(no_runs, &report, &Default::default(), &[], None);
-    write_folder(&guard, out_dir, &report, &data, &[], None)?;
+    write_folder(&guard, out_dir, &report, &data, &[], None, None)?;
     eprintln!("wrote {}", out_dir.join("report.html").display());
     Ok(EXIT_OK)
 }
 
 /// The indexes of the runs a review looks at first, at most `n`, in report order.
-fn top_runs(report: &Report, n: usize) -> Vec<usize> {
+/// The runs a review charts and explains, at most `n`: the failed ones first (labelled
+/// failed when there are labels, else those whose ledger does not finalize as completed),
+/// each group by tokens saved, then firings; and the sentence that says which were picked.
+fn pick_runs(report: &Report, labels: Option<&Labels>, n: usize) -> (Vec<usize>, String) {
+    let failed = |i: usize| {
+        let r = &report.runs[i];
+        match labels {
+            Some(l) => l.get(r).is_some_and(|x| x.label == Label::Failed),
+            None => r.ledger.finalized != "completed",
+        }
+    };
     let mut order: Vec<usize> = (0..report.runs.len()).collect();
-    // Runs whose ledger does not finalize as completed first (the ones a review is about),
-    // then the largest savings, then the most firings.
     order.sort_by_key(|&i| {
         let r = &report.runs[i];
         (
-            r.ledger.finalized == "completed",
+            !failed(i),
             std::cmp::Reverse(r.savings.combined),
             std::cmp::Reverse(r.firings.len()),
             i,
         )
     });
     order.truncate(n);
+    let from_failed = order.iter().filter(|&&i| failed(i)).count();
+    let others = order.len() - from_failed;
+    let means = if labels.is_some() {
+        "labelled failed"
+    } else {
+        "failed (ledger not finalized completed)"
+    };
+    let mut said = format!(
+        "{} of {} runs picked for review (--per-run {n}): ",
+        order.len(),
+        report.runs.len()
+    );
+    said += &match (from_failed, others) {
+        (0, _) => format!("no run is {means}; the {others} with the most tokens saved"),
+        (f, 0) => format!("the {f} {means} with the most tokens saved"),
+        (f, o) => format!("the {f} {means}, then {o} more by tokens saved"),
+    };
+    said.push('.');
     order.sort_unstable();
-    order
+    (order, said)
 }
 
 fn sweep_chart(points: &[Point]) -> Vec<SweepPoint> {
@@ -191,6 +229,7 @@ fn write_folder(
     data: &ChartData,
     explained: &[Explain],
     failed: Option<TableModel>,
+    picked: Option<String>,
 ) -> Result<()> {
     let chart_dir = dir.join("charts");
     let table_dir = dir.join("tables");
@@ -203,6 +242,7 @@ fn write_folder(
     let post = PostMortem {
         pages: write_explained(guard, dir, explained)?,
         failed,
+        picked,
     };
     let charts = charts::write_all(data, &chart_dir).context("drawing charts")?;
     let tables = frames::write_tables(report, &table_dir).context("writing tables")?;

@@ -38,6 +38,8 @@ pub struct ExplainPage {
 pub struct PostMortem {
     pub pages: Vec<ExplainPage>,
     pub failed: Option<TableModel>,
+    /// Which runs the review charts and explains, and why those (issue #16).
+    pub picked: Option<String>,
 }
 
 /// Links to the data files written beside the document.
@@ -81,6 +83,9 @@ pub fn markdown(
     }
     if !post.pages.is_empty() {
         writeln!(out, "## Runs explained\n")?;
+        if let Some(picked) = &post.picked {
+            writeln!(out, "{}\n", super::markdown::escape(picked))?;
+        }
         for p in &post.pages {
             writeln!(
                 out,
@@ -164,7 +169,11 @@ pub fn html(
         html_table(model, out)?;
     }
     if !post.pages.is_empty() {
-        writeln!(out, "<h2>Runs explained</h2>\n<ul>")?;
+        writeln!(out, "<h2>Runs explained</h2>")?;
+        if let Some(picked) = &post.picked {
+            writeln!(out, "<p>{}</p>", esc(picked))?;
+        }
+        writeln!(out, "<ul>")?;
         for p in &post.pages {
             writeln!(
                 out,

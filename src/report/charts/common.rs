@@ -248,7 +248,6 @@ pub(crate) type PlotAndStrip<DB> = (DrawingArea<DB, Shift>, Option<DrawingArea<D
 #[derive(Debug, Clone, Copy)]
 pub(crate) enum Swatch {
     Line(ShapeStyle),
-    Dashed(ShapeStyle),
     Dot(ShapeStyle, i32),
     Box(ShapeStyle),
     /// Text only (e.g. `+3 more families`).
@@ -331,12 +330,6 @@ impl Legend {
             let (x0, x1) = (x, x + SWATCH_W);
             match *swatch {
                 Swatch::Line(s) => strip.draw(&PathElement::new(vec![(x0, cy), (x1, cy)], s)),
-                Swatch::Dashed(s) => strip.draw(&plotters::element::DashedPathElement::new(
-                    vec![(x0, cy), (x1, cy)],
-                    6,
-                    4,
-                    s,
-                )),
                 Swatch::Dot(s, r) => strip.draw(&Circle::new(((x0 + x1) / 2, cy), r, s)),
                 Swatch::Box(s) => strip.draw(&Rectangle::new([(x0, cy - 7), (x1, cy + 7)], s)),
                 Swatch::None => Ok(()),

@@ -132,9 +132,7 @@ fn run_chart(replay: &RunReplay, cut_at: Option<u32>, thresholds: Thresholds) ->
             .push((p.turn, p.value));
     }
     RunChart {
-        // The project's own directory name: a path given on the command line (absolute, or
-        // this machine's) never reaches chart titles or file names.
-        name: format!("{}/{}", last_component(&replay.project), replay.run_id),
+        name: run_name(&replay.project, &replay.run_id),
         tokens: tokens_by_turn(replay),
         measured: replay.turns.iter().any(|t| t.recorded.usage.is_some()),
         marks: replay
@@ -161,6 +159,17 @@ fn tokens_by_turn(replay: &RunReplay) -> Vec<(u32, u64)> {
         *tokens = tokens.saturating_add(request_tokens(t).0);
     }
     by_turn.into_iter().collect()
+}
+
+/// A run as chart titles and file names give it: `project/run`, the project by its own
+/// directory name (a path given on the command line, absolute or this machine's, never
+/// reaches a title or a file name), and the run alone when the two are the same (a
+/// one-run-per-file format names both after the task).
+pub fn run_name(project: &str, run_id: &str) -> String {
+    match last_component(project) {
+        last if last == run_id => run_id.to_string(),
+        last => format!("{last}/{run_id}"),
+    }
 }
 
 fn last_component(project: &str) -> &str {
@@ -199,5 +208,26 @@ fn corpus_chart(report: &Report) -> CorpusChart {
         savings,
         first_fire,
         runs: report.runs.len(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::run_name;
+
+    #[test]
+    fn run_names_drop_a_project_that_repeats_the_run() {
+        assert_eq!(
+            run_name("corpora/myactuator", "1783-p7x"),
+            "myactuator/1783-p7x"
+        );
+        assert_eq!(
+            run_name(
+                "corpora/real/swe/django__django-12284",
+                "django__django-12284"
+            ),
+            "django__django-12284"
+        );
+        assert_eq!(run_name("/abs/path/p/", "r"), "p/r");
     }
 }

@@ -1,31 +1,35 @@
-//! Per run: tokens per turn, a marker at every turn a guard fired, and the tokens the
-//! earliest terminal firing would have saved shaded.
+//! Per run: tokens per turn with the tokens the earliest terminal firing would have saved
+//! shaded, and under the curve one lane per guard that fired (issue #16: readable at 500
+//! turns and 20 guards; the lanes are [`lanes`]).
+
+mod lanes;
 
 use super::common::{
-    anchored, compact, de, draw_mesh, fit, integer_tick, integer_ticks, note, relative, text,
-    text_size, text_style, title_style, truncate, Drawn, Legend, Occupied, Swatch, BLUE_, INK,
-    LABEL_SIZE, MUTED, RED_,
+    compact, de, draw_mesh, fit, integer_tick, integer_ticks, note, relative, title_style, Drawn,
+    Legend, Swatch, BLUE_, LABEL_SIZE, MUTED, RED_,
 };
-use super::data::{Mark, RunChart};
+use super::data::RunChart;
 use plotters::coord::Shift;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, VPos};
-use std::collections::BTreeMap;
 
-/// Marker labels shown per turn before `+N more`.
-const LINES_PER_TURN: usize = 3;
-/// A marker label (`guard/action`) is cut to this many characters.
-const LABEL_CHARS: usize = 36;
-/// Height of one marker-label line, pixels.
-const LANE_H: i32 = 16;
-/// Space between a marker label's text and its block's edge, pixels.
-const PAD: i32 = 4;
 /// Non-terminal firings (a dark amber, readable on white).
-const OTHER: RGBColor = RGBColor(176, 104, 0);
+pub(super) const OTHER: RGBColor = RGBColor(176, 104, 0);
 /// The saved area.
 const SAVED_ALPHA: f64 = 0.16;
 /// Above this many turns the per-turn dots are left out (the line alone reads better).
 const MAX_DOTS: usize = 150;
+/// Width of the column left of the plots: the token axis, and the lanes' guard names.
+const LEFT_W: u32 = 150;
+/// A lane's height, pixels, at most and at least.
+const LANE_MAX: i32 = 22;
+const LANE_MIN: i32 = 12;
+/// At most this share of the plot's height goes to the lanes.
+const LANES_SHARE: f64 = 0.45;
+/// Under the lanes: the turn axis.
+const X_AXIS_H: u32 = 46;
+const MARGIN: u32 = 14;
+const MARGIN_RIGHT: u32 = 28;
 
 pub fn title(run: &RunChart) -> String {
     format!("Tokens per turn: {}", run.name)
@@ -34,50 +38,127 @@ pub fn title(run: &RunChart) -> String {
 /// Draws the chart of `run` onto `root`.
 pub fn draw<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, run: &RunChart) -> Drawn {
     root.fill(&WHITE).map_err(de)?;
+    let points = curve(run);
+    let (lo, hi) = turn_range(run, &points);
+    let legend = legend(run, &points);
+    let (area, strip) = legend.split(root)?;
+    let width = area.dim_in_pixel().0 as i32;
+    let caption = fit(&area, &title(run), &title_style(), width - 40)?;
+    let catalogue: Vec<&str> = crate::guards::registry()
+        .iter()
+        .map(|e| e.info.id)
+        .collect();
+    let plot_w = width - (LEFT_W + MARGIN + MARGIN_RIGHT) as i32;
+    let px_per_turn = f64::from(plot_w.max(1)) / (hi - lo + 1.0);
+    let lanes = lanes::lanes(&run.marks, &catalogue, px_per_turn);
+    // The lanes take what they need up to their share; the curve keeps the rest.
+    let height = area.dim_in_pixel().1 as i32;
+    let lane_h = if lanes.is_empty() {
+        0
+    } else {
+        ((f64::from(height) * LANES_SHARE) as i32 / lanes.len() as i32).clamp(LANE_MIN, LANE_MAX)
+    };
+    let lanes_h = lane_h * lanes.len() as i32;
+    let bottom_h = if lanes.is_empty() {
+        0
+    } else {
+        lanes_h + (X_AXIS_H + MARGIN) as i32
+    };
+    let (top, bottom) = area.split_vertically(height - bottom_h);
+    let x_axis = lanes.is_empty();
+    let mut chart = ChartBuilder::on(&top)
+        .caption(caption, title_style())
+        .margin(MARGIN)
+        .margin_right(MARGIN_RIGHT)
+        .margin_bottom(if x_axis { MARGIN } else { 4 })
+        .x_label_area_size(if x_axis { X_AXIS_H } else { 0 })
+        .y_label_area_size(LEFT_W)
+        .build_cartesian_2d((lo - 0.5)..(hi + 0.5), 0f64..y_top(&points))
+        .map_err(de)?;
+    let y_desc = if run.measured {
+        "tokens per request"
+    } else {
+        "tokens per request (estimated)"
+    };
+    let mut mesh = chart.configure_mesh();
+    mesh.y_desc(y_desc)
+        .y_label_formatter(&|v| compact(*v))
+        .x_labels(integer_ticks(lo, hi))
+        .x_label_formatter(&integer_tick);
+    if x_axis {
+        mesh.x_desc("turn");
+    }
+    draw_mesh(&mut mesh)?;
+    draw_curve(&chart, &area, &points, run.cut_at)?;
+    if !lanes.is_empty() {
+        let omitted = draw_lanes(&bottom, &lanes, (lo, hi), lane_h)?;
+        if omitted > 0 {
+            let plot = chart.plotting_area();
+            let (x_pixels, y_pixels) = plot.get_pixel_range();
+            let message = format!("{omitted} labels left out for space");
+            let at = relative(&area, (x_pixels.end - 6, y_pixels.start + 6));
+            let style = super::common::anchored(
+                super::common::text_style(LABEL_SIZE, MUTED),
+                HPos::Right,
+                VPos::Top,
+            );
+            area.draw(&Text::new(message, at, style)).map_err(de)?;
+        }
+    }
+    if let Some(strip) = strip {
+        legend.draw(&strip)?;
+    }
+    Ok(())
+}
+
+/// (turn, tokens) of every request, by turn.
+fn curve(run: &RunChart) -> Vec<(f64, f64)> {
     let mut points: Vec<(f64, f64)> = run
         .tokens
         .iter()
         .map(|&(t, v)| (f64::from(t), v as f64))
         .collect();
     points.sort_by(|a, b| a.0.total_cmp(&b.0));
+    points
+}
+
+/// The first and last turn anything is drawn at.
+fn turn_range(run: &RunChart, points: &[(f64, f64)]) -> (f64, f64) {
     let turns = points
         .iter()
         .map(|p| p.0)
         .chain(run.marks.iter().map(|m| f64::from(m.turn)))
         .chain(run.cut_at.map(f64::from));
-    let (lo, hi) = turns
+    turns
         .fold(None, |acc: Option<(f64, f64)>, t| {
             Some(acc.map_or((t, t), |(a, b)| (a.min(t), b.max(t))))
         })
-        .unwrap_or((1.0, 10.0));
-    let max_tok = points.iter().map(|p| p.1).fold(0.0, f64::max);
-    let max_tok = if max_tok > 0.0 { max_tok } else { 1000.0 };
-    // Headroom for the marker labels, growing with the turns marked.
-    let marked = run
-        .marks
-        .iter()
-        .map(|m| m.turn)
-        .collect::<std::collections::BTreeSet<_>>();
-    let y_hi = max_tok
-        * match marked.len() {
-            0 => 1.1,
-            n => (1.45 + 0.05 * n as f64).min(2.1),
-        };
+        .unwrap_or((1.0, 10.0))
+}
 
-    let mut by_turn: BTreeMap<u32, Vec<&Mark>> = BTreeMap::new();
-    for m in &run.marks {
-        by_turn.entry(m.turn).or_default().push(m);
+/// The top of the token axis: the largest request, with a little headroom.
+fn y_top(points: &[(f64, f64)]) -> f64 {
+    let max = points.iter().map(|p| p.1).fold(0.0, f64::max);
+    if max > 0.0 {
+        max * 1.1
+    } else {
+        1000.0
     }
+}
 
+fn legend(run: &RunChart, points: &[(f64, f64)]) -> Legend {
     let mut legend = Legend::default();
     if !points.is_empty() {
         legend.push(Swatch::Line(BLUE_.stroke_width(2)), "tokens per request");
     }
     if run.marks.iter().any(|m| m.terminal) {
-        legend.push(Swatch::Line(RED_.stroke_width(2)), "terminal firing");
+        legend.push(Swatch::Box(RED_.filled()), "terminal firing");
     }
     if run.marks.iter().any(|m| !m.terminal) {
-        legend.push(Swatch::Dashed(OTHER.stroke_width(2)), "other firing");
+        legend.push(
+            Swatch::Box(OTHER.filled()),
+            "firing (a band: turn after turn)",
+        );
     }
     if let Some(t) = run.cut_at {
         legend.push(
@@ -85,36 +166,24 @@ pub fn draw<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, run: &RunChart) -
             format!("saved by the earliest terminal firing (turn {t})"),
         );
     }
-    let (area, strip) = legend.split(root)?;
+    legend
+}
 
-    let width = area.dim_in_pixel().0 as i32;
-    let caption = fit(&area, &title(run), &title_style(), width - 40)?;
-    let mut chart = ChartBuilder::on(&area)
-        .caption(caption, title_style())
-        .margin(14)
-        .margin_right(28)
-        .x_label_area_size(46)
-        .y_label_area_size(80)
-        .build_cartesian_2d((lo - 0.5)..(hi + 0.5), 0f64..y_hi)
-        .map_err(de)?;
-    let y_desc = if run.measured {
-        "tokens per request"
-    } else {
-        "tokens per request (estimated)"
-    };
-    draw_mesh(
-        chart
-            .configure_mesh()
-            .x_desc("turn")
-            .y_desc(y_desc)
-            .x_labels(integer_ticks(lo, hi))
-            .x_label_formatter(&integer_tick)
-            .y_label_formatter(&|v| compact(*v)),
-    )?;
+type CurveChart<'a, DB> = ChartContext<
+    'a,
+    DB,
+    Cartesian2d<plotters::coord::types::RangedCoordf64, plotters::coord::types::RangedCoordf64>,
+>;
 
+/// The saved area (under the curve from the cut on), then the curve on top of it.
+fn draw_curve<DB: DrawingBackend>(
+    chart: &CurveChart<'_, DB>,
+    area: &DrawingArea<DB, Shift>,
+    points: &[(f64, f64)],
+    cut_at: Option<u32>,
+) -> Drawn {
     let plot = chart.plotting_area();
-    // The saved area: under the curve from the cut to the end of the run.
-    if let Some(t) = run.cut_at {
+    if let Some(t) = cut_at {
         let after: Vec<(f64, f64)> = points
             .iter()
             .copied()
@@ -130,210 +199,60 @@ pub fn draw<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, run: &RunChart) -
             }
         }
     }
-    // One marker line per turn; a terminal firing wins the colour.
-    for (turn, marks) in &by_turn {
-        let x = f64::from(*turn);
-        let line = vec![(x, 0.0), (x, y_hi)];
-        if marks.iter().any(|m| m.terminal) {
-            plot.draw(&PathElement::new(line, RED_.stroke_width(2)))
-        } else {
-            plot.draw(&plotters::element::DashedPathElement::new(
-                line,
-                6,
-                4,
-                OTHER.stroke_width(2),
-            ))
-        }
-        .map_err(de)?;
-    }
     if points.is_empty() {
         let (w, h) = plot.dim_in_pixel();
-        let center = relative(&area, plot.get_base_pixel());
-        note(
-            &area,
+        let center = relative(area, plot.get_base_pixel());
+        return note(
+            area,
             (center.0 + w as i32 / 2, center.1 + h as i32 / 2),
             "no turns recorded",
-        )?;
-    } else {
-        plot.draw(&PathElement::new(points.clone(), BLUE_.stroke_width(2)))
-            .map_err(de)?;
-        if points.len() <= MAX_DOTS {
-            for &p in &points {
-                plot.draw(&Circle::new(p, 3, BLUE_.filled())).map_err(de)?;
-            }
-        }
+        );
     }
-
-    // Marker labels, stacked in lanes in the headroom above the curve, each block hanging
-    // off its marker line like a flag; terminal turns are placed first.
-    let top = chart.backend_coord(&(lo, y_hi)).1 + 4;
-    let bottom = chart.backend_coord(&(lo, max_tok)).1 - 4;
-    let (x_pixels, y_pixels) = plot.get_pixel_range();
-    let lanes = ((bottom - top) / LANE_H).max(0) as usize;
-    let style = text(LABEL_SIZE);
-    let mut taken = Occupied::default();
-    let mut omitted = 0;
-    let mut order: Vec<(&u32, &Vec<&Mark>)> = by_turn.iter().collect();
-    order.sort_by_key(|(turn, marks)| (!marks.iter().any(|m| m.terminal), **turn));
-    for (turn, marks) in order {
-        let x = chart.backend_coord(&(f64::from(*turn), 0.0)).0;
-        let mut placed = false;
-        for candidate in label_candidates(marks) {
-            let widths = candidate
-                .iter()
-                .map(|(s, _)| text_size(&area, s, &style).map(|(w, _)| w))
-                .collect::<Drawn<Vec<i32>>>()?;
-            let w = widths.iter().copied().max().unwrap_or(0) + 2 * PAD;
-            let right = x + 2 + w <= x_pixels.end;
-            let x0 = if right { x + 2 } else { x - 2 - w };
-            let n = candidate.len();
-            let height = n as i32 * LANE_H;
-            let Some(lane) = (0..=lanes.saturating_sub(n))
-                .filter(|_| n <= lanes)
-                .find(|l| {
-                    let y0 = top + *l as i32 * LANE_H;
-                    !taken.collides((x0, y0, x0 + w, y0 + height), 2)
-                })
-            else {
-                continue;
-            };
-            let y0 = top + lane as i32 * LANE_H;
-            taken.take((x0, y0, x0 + w, y0 + height));
-            let bg = Rectangle::new(
-                [
-                    relative(&area, (x0, y0)),
-                    relative(&area, (x0 + w, y0 + height)),
-                ],
-                WHITE.mix(0.88).filled(),
-            );
-            area.draw(&bg).map_err(de)?;
-            for (i, (s, color)) in candidate.into_iter().enumerate() {
-                let y = y0 + i as i32 * LANE_H + LANE_H / 2;
-                // Text runs away from the line: left-aligned on the right, right-aligned on
-                // the left, so each block ends at its own marker.
-                let (tx, h) = if right {
-                    (x0 + PAD, HPos::Left)
-                } else {
-                    (x0 + w - PAD, HPos::Right)
-                };
-                let style = anchored(text_style(LABEL_SIZE, color), h, VPos::Center);
-                area.draw(&Text::new(s, relative(&area, (tx, y)), style))
-                    .map_err(de)?;
-            }
-            placed = true;
-            break;
+    plot.draw(&PathElement::new(points.to_vec(), BLUE_.stroke_width(2)))
+        .map_err(de)?;
+    if points.len() <= MAX_DOTS {
+        for &p in points {
+            plot.draw(&Circle::new(p, 3, BLUE_.filled())).map_err(de)?;
         }
-        if !placed {
-            omitted += 1;
-        }
-    }
-    if omitted > 0 {
-        let message = format!("labels of {omitted} marked turns left out for space");
-        let at = relative(&area, (x_pixels.end - 6, y_pixels.end - 6));
-        let style = anchored(text_style(LABEL_SIZE, MUTED), HPos::Right, VPos::Bottom);
-        area.draw(&Text::new(message, at, style)).map_err(de)?;
-    }
-
-    if let Some(strip) = strip {
-        legend.draw(&strip)?;
     }
     Ok(())
 }
 
-/// A turn's label blocks, from the fullest to the most compact: every firing (capped),
-/// the first and a count, the count alone.
-fn label_candidates(marks: &[&Mark]) -> Vec<Vec<(String, RGBColor)>> {
-    let full = label_lines(marks);
-    let color = if marks.iter().any(|m| m.terminal) {
-        RED_
-    } else {
-        OTHER
+/// The lanes, under the curve on the same turn axis, with the turn axis below them.
+/// Returns the labels left out for space.
+fn draw_lanes<DB: DrawingBackend>(
+    area: &DrawingArea<DB, Shift>,
+    lanes: &[lanes::Lane],
+    (lo, hi): (f64, f64),
+    lane_h: i32,
+) -> Drawn<usize> {
+    let n = lanes.len() as f64;
+    let mut chart = ChartBuilder::on(area)
+        .margin(MARGIN)
+        .margin_top(0)
+        .margin_right(MARGIN_RIGHT)
+        .x_label_area_size(X_AXIS_H)
+        .y_label_area_size(LEFT_W)
+        .build_cartesian_2d((lo - 0.5)..(hi + 0.5), 0f64..n)
+        .map_err(de)?;
+    draw_mesh(
+        chart
+            .configure_mesh()
+            .disable_y_mesh()
+            .y_labels(0)
+            .x_desc("turn")
+            .x_labels(integer_ticks(lo, hi))
+            .x_label_formatter(&integer_tick),
+    )?;
+    let (x_pixels, y_pixels) = chart.plotting_area().get_pixel_range();
+    let x = |turn: f64| chart.backend_coord(&(turn, 0.0)).0;
+    let geometry = lanes::Geometry {
+        x: &x,
+        left: x_pixels.start,
+        right: x_pixels.end,
+        top: y_pixels.start,
+        lane_h,
+        px_per_turn: f64::from(x_pixels.end - x_pixels.start) / (hi - lo + 1.0),
     };
-    let first_count = full.first().map_or(0, |l| l.2);
-    let full: Vec<(String, RGBColor)> = full.into_iter().map(|(s, c, _)| (s, c)).collect();
-    let mut out = Vec::new();
-    if full.len() > 2 {
-        out.push(full.clone());
-        let mut short = vec![full[0].clone()];
-        short.push((format!("+{} more", marks.len() - first_count), INK));
-        out.push(short);
-    } else {
-        out.push(full);
-    }
-    out.push(vec![(format!("{} firings", marks.len()), color)]);
-    out
-}
-
-/// The label lines of one turn's firings: terminal first, repeats counted, at most
-/// [`LINES_PER_TURN`] then `+N more`; each line with the firings it stands for.
-fn label_lines(marks: &[&Mark]) -> Vec<(String, RGBColor, usize)> {
-    let mut entries: Vec<(bool, String)> = marks
-        .iter()
-        .map(|m| (!m.terminal, format!("{}/{}", m.guard, m.action)))
-        .collect();
-    entries.sort();
-    let mut counted: Vec<(bool, String, usize)> = Vec::new();
-    for (other, label) in entries {
-        match counted.last_mut() {
-            Some(last) if last.0 == other && last.1 == label => last.2 += 1,
-            _ => counted.push((other, label, 1)),
-        }
-    }
-    let mut lines: Vec<(String, RGBColor, usize)> = counted
-        .iter()
-        .take(LINES_PER_TURN)
-        .map(|(other, label, n)| {
-            let mut s = truncate(label, LABEL_CHARS);
-            if *n > 1 {
-                s.push_str(&format!(" ×{n}"));
-            }
-            (s, if *other { OTHER } else { RED_ }, *n)
-        })
-        .collect();
-    let rest: usize = counted.iter().skip(LINES_PER_TURN).map(|c| c.2).sum();
-    if rest > 0 {
-        lines.push((format!("+{rest} more"), INK, rest));
-    }
-    lines
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn mark(turn: u32, guard: &str, action: &str, terminal: bool) -> Mark {
-        Mark {
-            turn,
-            guard: guard.into(),
-            action: action.into(),
-            terminal,
-        }
-    }
-
-    #[test]
-    fn labels_put_terminal_first_count_repeats_and_cap() {
-        let marks = [
-            mark(3, "b", "warn", false),
-            mark(3, "a", "abandon", true),
-            mark(3, "b", "warn", false),
-            mark(3, "c", "x", false),
-            mark(3, "d", "y", false),
-            mark(3, "e", "z", false),
-        ];
-        let refs: Vec<&Mark> = marks.iter().collect();
-        let lines: Vec<String> = label_lines(&refs).into_iter().map(|l| l.0).collect();
-        assert_eq!(lines, ["a/abandon", "b/warn ×2", "c/x", "+2 more"]);
-        let blocks: Vec<Vec<String>> = label_candidates(&refs[1..])
-            .into_iter()
-            .map(|b| b.into_iter().map(|l| l.0).collect())
-            .collect();
-        assert_eq!(
-            blocks,
-            [
-                vec!["a/abandon", "b/warn", "c/x", "+2 more"],
-                vec!["a/abandon", "+4 more"],
-                vec!["5 firings"],
-            ]
-        );
-    }
+    lanes::draw(area, lanes, &geometry, LEFT_W as i32 - 12)
 }
