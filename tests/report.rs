@@ -141,3 +141,72 @@ fn report_refuses_to_write_into_a_recorded_directory() {
         .join("corpora/healthy-go/.omnius/review")
         .exists());
 }
+
+/// `--per-run N` picks the labelled failed runs with the most tokens saved, then the rest
+/// by tokens saved, and the review says so (issue #16).
+#[test]
+fn per_run_picks_the_failed_runs_first_and_says_which() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let out = dir.path().join("review");
+    let run = hindsight()
+        .args([
+            "report",
+            "corpora/",
+            "--expect",
+            "corpora/expectations.json",
+        ])
+        .args(["--per-run", "4", "--out-dir"])
+        .arg(&out)
+        .output()
+        .expect("runs");
+    assert!(run.status.success());
+    let stderr = String::from_utf8_lossy(&run.stderr);
+    let said = "4 of 43 runs picked for review (--per-run 4): the 4 labelled failed with the most tokens saved.";
+    assert!(stderr.contains(said), "{stderr}");
+    let md = fs::read_to_string(out.join("report.md")).expect("md");
+    assert!(md.contains(said), "the review says it too");
+    // The pages are those of the 4 labelled failed runs that save the most.
+    let labels: serde_json::Value =
+        serde_json::from_str(&fs::read_to_string("corpora/expectations.json").expect("labels"))
+            .expect("JSON");
+    let report: serde_json::Value =
+        serde_json::from_str(&fs::read_to_string(out.join("report.json")).expect("report"))
+            .expect("JSON");
+    let key = |r: &serde_json::Value| {
+        let project = r["project"].as_str().unwrap_or_default();
+        let last = project
+            .trim_end_matches('/')
+            .rsplit('/')
+            .next()
+            .unwrap_or(project);
+        format!("{last}/{}", r["run_id"].as_str().unwrap_or_default())
+    };
+    let mut failed: Vec<(u64, usize, String)> = report["runs"]
+        .as_array()
+        .expect("runs")
+        .iter()
+        .filter(|r| labels["runs"][key(r)]["label"] == "failed")
+        .map(|r| {
+            let saved = r["savings"]["combined"].as_u64().expect("combined");
+            let firings = r["firings"].as_array().map_or(0, Vec::len);
+            (saved, firings, key(r))
+        })
+        .collect();
+    assert!(failed.len() > 4, "more failed runs than pages");
+    failed.sort_by(|a, b| (b.0, b.1).cmp(&(a.0, a.1)));
+    let slug = |k: &str| -> String {
+        k.chars()
+            .map(|c| if c.is_ascii_alphanumeric() { c } else { '-' })
+            .collect()
+    };
+    let mut expected: Vec<String> = failed[..4].iter().map(|f| slug(&f.2) + ".md").collect();
+    let mut pages: Vec<String> = fs::read_dir(out.join("explain"))
+        .expect("explain/")
+        .filter_map(Result::ok)
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| n.ends_with(".md"))
+        .collect();
+    expected.sort();
+    pages.sort();
+    assert_eq!(pages, expected);
+}
