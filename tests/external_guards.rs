@@ -304,24 +304,18 @@ fn a_guard_that_fires_on_a_turn_the_run_does_not_have_is_a_located_error() {
 #[test]
 fn an_external_guard_s_settings_can_be_swept() {
     let guard = format!("wo3={}", rust_breaker().display());
-    let out = hindsight()
-        .args([
-            "sweep",
-            "corpora/",
-            "--expect",
-            "corpora/expectations.json",
-            "--format",
-            "json",
-        ])
-        .args(["--guard", &guard, "--param", "wo3.abandon=4,5"])
-        .output()
-        .expect("runs");
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let points: Value = serde_json::from_slice(&out.stdout).expect("JSON");
+    let points = json_report(&[
+        "sweep",
+        "corpora/",
+        "--expect",
+        "corpora/expectations.json",
+        "--format",
+        "json",
+        "--guard",
+        &guard,
+        "--param",
+        "wo3.abandon=4,5",
+    ]);
     let points = points.as_array().expect("points");
     let settings: Vec<&Value> = points.iter().map(|p| &p["setting"][0]).collect();
     assert_eq!(
