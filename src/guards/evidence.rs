@@ -233,21 +233,66 @@ fn evidence_item<'r>(
         }
     }
     let head = m.content.trim_start().lines().next().unwrap_or_default();
-    // A count decides when there is one ("0 failed" is a success); else the wording.
-    let failed = match failure_signal(head) {
-        Some(n) => n > 0,
-        None => {
-            let lower = head.to_ascii_lowercase();
-            lower.contains("fail") || lower.contains("error")
-        }
-    };
+    let Head { family, failed } = remembered_head(head);
     let item = Item {
         index,
         success: !failed,
         mutation: false,
         verification: false,
     };
-    Some((Cow::Owned(mask_numbers(head)), item))
+    Some((Cow::Owned(family), item))
+}
+
+/// What the first line of an unlinked evidence block says: its family (the line masked)
+/// and whether it reports a failure.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Head {
+    family: String,
+    failed: bool,
+}
+
+impl Head {
+    fn read(head: &str) -> Self {
+        // A count decides when there is one ("0 failed" is a success); else the wording.
+        let failed = match failure_signal(head) {
+            Some(n) => n > 0,
+            None => {
+                let lower = head.to_ascii_lowercase();
+                lower.contains("fail") || lower.contains("error")
+            }
+        };
+        Self {
+            family: mask_numbers(head),
+            failed,
+        }
+    }
+}
+
+/// [`Head::read`], remembered: every frame repeats the evidence blocks of the turns before
+/// it, so a run reads the same first lines frame after frame. The answer depends on the
+/// line alone, so a remembered one is always right; the memory is per thread, holds short
+/// lines only and starts over when full, so it stays small.
+fn remembered_head(head: &str) -> Head {
+    const LONGEST: usize = 1024;
+    const MOST: usize = 1 << 14;
+    thread_local! {
+        static HEADS: std::cell::RefCell<HashMap<Box<str>, Head>> = std::cell::RefCell::default();
+    }
+    if head.len() > LONGEST {
+        return Head::read(head);
+    }
+    HEADS.with(|heads| {
+        let mut heads = heads.borrow_mut();
+        if let Some(known) = heads.get(head) {
+            return known.clone();
+        }
+        if heads.len() >= MOST {
+            heads.clear();
+        }
+        let read = Head::read(head);
+        heads.insert(head.into(), read.clone());
+        read
+    })
 }
 
 /// Text with every run of digits replaced by `#` and whitespace collapsed, so blocks that
@@ -409,6 +454,23 @@ mod tests {
             masked_hash("turn 1: make failed"),
             masked_hash("turn 1: make passed")
         );
+    }
+
+    #[test]
+    fn a_remembered_head_reads_as_a_fresh_one() {
+        let long = format!("[RUN EVIDENCE] {} failed", "x".repeat(2000));
+        for head in [
+            "[RUN EVIDENCE] turn 4: cargo test failed (3 failed)",
+            "[RUN EVIDENCE] turn 5: cargo test ok (0 failed)",
+            "[RUN EVIDENCE] turn 6: make: Error 2",
+            &long,
+        ] {
+            let fresh = Head::read(head);
+            assert_eq!(remembered_head(head), fresh, "{head}");
+            assert_eq!(remembered_head(head), fresh, "{head}");
+        }
+        assert!(Head::read("turn 6: make: Error 2").failed);
+        assert!(!Head::read("turn 5: 0 failed").failed);
     }
 
     /// Blocks of `n` lines, each naming its number (masked away) and ending with `end`.
