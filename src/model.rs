@@ -275,9 +275,23 @@ impl Text {
     }
 }
 
-/// Characters in `s` (`std` counts the bytes that start one, a word at a time).
+/// Characters in `s`, as `s.chars().count()` gives them: the bytes that start one, which
+/// are all but UTF-8's continuation bytes (`0b10xx_xxxx`).
+///
+/// Every message of every frame is counted, so this is one of replay's few passes over all
+/// of a recording's text: it counts 128 bytes at a time into a byte-sized sum, a loop the
+/// compiler turns into vector instructions, at under half the work of `std`'s count,
+/// which goes a word at a time.
 pub fn char_count(s: &str) -> u64 {
-    s.chars().count() as u64
+    let (blocks, rest) = s.as_bytes().as_chunks::<128>();
+    let in_blocks: usize = blocks.iter().map(|b| usize::from(starts(b))).sum();
+    (in_blocks + usize::from(starts(rest))) as u64
+}
+
+/// The characters that start in `bytes`, at most 128 of them (so the sum fits a byte).
+fn starts(bytes: &[u8]) -> u8 {
+    // A byte starts a character unless it is a continuation byte, -64..=-1 as an `i8`.
+    bytes.iter().fold(0, |n, &b| n + u8::from(b as i8 >= -0x40))
 }
 
 impl From<&str> for Text {
@@ -415,4 +429,25 @@ pub const MAX_TOKENS: u64 = (1 << 53) - 1;
 /// valid counts cannot reach it, and damage must never turn into a small number.
 pub fn sum_tokens(counts: impl IntoIterator<Item = u64>) -> u64 {
     counts.into_iter().fold(0, u64::saturating_add)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn chars_are_counted_as_std_counts_them() {
+        let pieces = ["a", "é", "—", "𝄞", "\n", "0"];
+        for n in 0..600 {
+            let text: String = (0..n).map(|i| pieces[(i * 7 + n) % pieces.len()]).collect();
+            assert_eq!(char_count(&text), text.chars().count() as u64, "{n}");
+            // Every start within a block, against its boundaries.
+            for skip in 1..4.min(text.len()) {
+                if let Some(tail) = text.get(skip..) {
+                    assert_eq!(char_count(tail), tail.chars().count() as u64, "{n} {skip}");
+                }
+            }
+        }
+        assert_eq!(char_count(&"é".repeat(128)), 128);
+    }
 }
