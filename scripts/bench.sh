@@ -33,9 +33,10 @@
 # alone, with a null guard (grep and sed answering each run's end with a done marker: what
 # serializing the stream and the pipes cost), and with the Rust reference guard
 # (examples/guards/breaker.rs, whose firings must equal convergence_breaker's); then
-# `hindsight events` writing the stream once, and each guard alone reading that stream,
-# which is the guard's own time. What the reference guard adds to replay is set against
-# its own time plus serialization (the null guard's addition net of its own time).
+# `hindsight events` writing the stream once, and each guard alone on that stream. What
+# the reference guard adds to replay's wall time is set against its own CPU time (each
+# guard process wrapped in GNU time) plus serialization (what the null guard adds, net of
+# its own CPU); the CPU of each replay is printed beside it.
 #
 #   scripts/bench.sh                       # 100 MB, 1 GB and 5 GB (if the disk allows)
 #   BENCH_MB=100 scripts/bench.sh          # one size
@@ -151,12 +152,12 @@ if [[ -x /usr/bin/time ]] && /usr/bin/time -v -o /dev/null true 2>/dev/null; the
     gnu_time=1
 fi
 
-# timed OUT CMD...: runs CMD once, stdout to OUT; sets elapsed_ns and rss_kb ("" without
-# GNU time).
+# timed OUT CMD...: runs CMD once, stdout to OUT; sets elapsed_ns, rss_kb and cpu_ms (user
+# plus system time of CMD and every child it waited for; both "" without GNU time).
 timed() {
     local out=$1 start end rc=0 line
     shift
-    rss_kb=""
+    rss_kb="" cpu_ms=""
     start=$(now_ns)
     if ((gnu_time)); then
         /usr/bin/time -v -o "$tmp/time.txt" "$@" >"$out" 2>"$tmp/stderr.txt" || rc=$?
@@ -174,19 +175,31 @@ timed() {
         while IFS= read -r line; do
             case $line in
                 *"Maximum resident set size"*) rss_kb=${line##*: } ;;
+                *"User time (seconds)"* | *"System time (seconds)"*)
+                    cpu_ms=$((${cpu_ms:-0} + $(centis "${line##*: }") * 10)) ;;
             esac
         done <"$tmp/time.txt"
     fi
 }
 
+# centis S.SS: GNU time's seconds (two decimals) in hundredths.
+centis() {
+    local whole=${1%.*} frac=${1#*.}
+    [[ $1 == *.* ]] || frac=0
+    frac=${frac}00
+    echo $((10#$whole * 100 + 10#${frac:0:2}))
+}
+
 # measure KEY OUT CMD...: BENCH_REPS runs; sets ns_KEY (median), best_KEY, kb_KEY (peak
-# RSS) and warn_KEY (stderr lines of the last run).
+# RSS), cpu_KEY (median CPU ms, "" without GNU time) and warn_KEY (stderr lines of the
+# last run).
 measure() {
-    local key=$1 out=$2 r times=() peak=""
+    local key=$1 out=$2 r times=() peak="" cpus=()
     shift 2
     for ((r = 0; r < reps; r++)); do
         timed "$out" "$@"
         times+=("$elapsed_ns")
+        [[ -z $cpu_ms ]] || cpus+=("$cpu_ms")
         if [[ -n $rss_kb ]] && { [[ -z $peak ]] || ((rss_kb > peak)); }; then
             peak=$rss_kb
         fi
@@ -195,6 +208,11 @@ measure() {
     printf -v "best_$key" '%s' "${times[0]}"
     printf -v "ns_$key" '%s' "${times[$((reps / 2))]}"
     printf -v "kb_$key" '%s' "$peak"
+    printf -v "cpu_$key" '%s' ""
+    if ((${#cpus[@]} > 0)); then
+        mapfile -t cpus < <(printf '%s\n' "${cpus[@]}" | sort -n)
+        printf -v "cpu_$key" '%s' "${cpus[$((${#cpus[@]} / 2))]}"
+    fi
     printf -v "warn_$key" '%s' "$(wc -l <"$tmp/stderr.txt")"
     echo "   ${key}: $(printf '%s ' "${times[@]}")ns"
 }
@@ -451,23 +469,35 @@ fi
 guard_row=""
 if ((guard_mb > 0)); then
     echo
-    # The corpus, its report and the stream (about a third of the corpus).
+    # The corpus, its reports and the stream (a few percent of the corpus), with room to spare.
     if room $((guard_mb * 2000 + 100000)) "external guard over ${guard_mb} MB"; then
         echo "== external guard, ${guard_mb} MB: generating (hindsight synth --mb ${guard_mb} --seed ${seed} --projects ${projects})"
         synth_into "$tmp/guarded" --mb "$guard_mb" --seed "$seed" --projects "$projects"
         # The least a guard can do: read every line, answer each run's end with a done marker
         # (grep and sed unbuffered: awk would wait for a full input buffer).
-        null_guard="grep --line-buffered -F '{\"schema\":1,\"type\":\"run_end\"' | sed -u 's/.*/{\"type\":\"done\"}/'"
+        printf '%s\n' '#!/bin/sh' \
+            "grep --line-buffered -F '{\"schema\":1,\"type\":\"run_end\"' | sed -u 's/.*/{\"type\":\"done\"}/'" \
+            >"$tmp/null-guard"
+        chmod +x "$tmp/null-guard"
+        # Each guard process's own CPU time, appended to a file per guard (GNU time).
+        as_guard() {
+            if ((gnu_time)); then
+                echo "exec /usr/bin/time -f '%U %S' -a -o '$tmp/$1-cpu.txt' '$2'"
+            else
+                echo "exec '$2'"
+            fi
+        }
+        rm -f -- "$tmp/null-cpu.txt" "$tmp/ref-cpu.txt"
         echo "== external guard: measuring (${reps} repetitions each, wall clock in ns)"
         measure bare /dev/null "$hindsight" replay "$tmp/guarded" --format json --out "$tmp/report-bare.json"
         measure null /dev/null "$hindsight" replay "$tmp/guarded" --format json --out "$tmp/report-null.json" \
-            --guard "null=$null_guard"
+            --guard "null=$(as_guard null "$tmp/null-guard")"
         measure ref /dev/null "$hindsight" replay "$tmp/guarded" --format json --out "$tmp/report-ref.json" \
-            --guard "wo3=$breaker"
+            --guard "wo3=$(as_guard ref "$breaker")"
         measure events /dev/null "$hindsight" events "$tmp/guarded" --out "$tmp/stream.jsonl"
         stream_bytes=$(stat -c %s "$tmp/stream.jsonl")
         # Each repetition reads the stream from its start.
-        measure null_alone /dev/null sh -c "{ $null_guard; } <\"\$0\"" "$tmp/stream.jsonl"
+        measure null_alone /dev/null sh -c '"$0" <"$1"' "$tmp/null-guard" "$tmp/stream.jsonl"
         measure ref_alone /dev/null sh -c '"$0" <"$1"' "$breaker" "$tmp/stream.jsonl"
         firings_of() { jq -c --arg g "$2" '[.runs[] | [.firings[] | select(.guard == $g) | [.turn, .agent, .action, .family, .effect, .tokens_saved]]]' "$1"; }
         same_firings=no
@@ -475,12 +505,6 @@ if ((guard_mb > 0)); then
             same_firings=yes
         fi
         nfired=$(jq '[.runs[].firings[] | select(.guard == "wo3")] | length' "$tmp/report-ref.json")
-        added=$((ns_ref - ns_bare))
-        serialization=$((ns_null - ns_bare - ns_null_alone))
-        ((serialization > 0)) || serialization=0
-        bound=$((ns_ref_alone + serialization))
-        within=no
-        if ((added <= bound)); then within=yes; fi
         echo
         echo "  external guard over $(decimal "$bytes" 1000000 1) MB (${nruns} runs; the stream $(decimal "$stream_bytes" 1000000 1) MB):"
         echo "    replay alone                 $(secs "$ns_bare") s [$(secs "$best_bare")], $(rss "$kb_bare")"
@@ -489,9 +513,24 @@ if ((guard_mb > 0)); then
         echo "    events, the stream once      $(secs "$ns_events") s [$(secs "$best_events")]"
         echo "    null guard alone on it       $(secs "$ns_null_alone") s"
         echo "    reference guard alone on it  $(secs "$ns_ref_alone") s"
-        echo "  the reference guard adds $(secs "$added") s; its own time $(secs "$ns_ref_alone") s + serialization $(secs "$serialization") s = $(secs "$bound") s: within: ${within}"
         [[ $same_firings == yes ]] || { echo "bench: the reference guard's firings differ from convergence_breaker's" >&2 && failed=1; }
-        guard_row="| $(decimal "$bytes" 1000000 1) | $(decimal "$stream_bytes" 1000000 1) | $(secs "$ns_bare") | $(secs "$ns_null") | $(secs "$ns_ref") | $(secs "$ns_events") | $(secs "$ns_null_alone") | $(secs "$ns_ref_alone") | $(secs "$added") | $(secs "$bound") | ${within} |"
+        if ((gnu_time)) && [[ -n $cpu_bare ]]; then
+            # A guard's own time is the CPU its processes used (their mean over the
+            # repetitions); serialization is what the null guard adds to replay's wall time,
+            # net of its own CPU. The verdict is on wall time, what a user waits; the CPU
+            # line beside it says what the two busy cores cost besides.
+            guard_cpu() { awk -v n="$reps" '{ s += $1 + $2 } END { printf "%d", s * 1000 / n }' "$tmp/$1-cpu.txt"; }
+            null_cpu=$(guard_cpu null) ref_cpu=$(guard_cpu ref)
+            ms() { secs $(($1 * 1000000)); }
+            serialization=$(((ns_null - ns_bare) / 1000000 - null_cpu))
+            added=$(((ns_ref - ns_bare) / 1000000))
+            bound=$((ref_cpu + serialization))
+            within=no
+            if ((added <= bound)); then within=yes; fi
+            echo "  wall: the reference guard adds $(ms "$added") s; its own CPU $(ms "$ref_cpu") s + serialization $(ms "$serialization") s (the null guard's addition, net of its own CPU $(ms "$null_cpu") s) = $(ms "$bound") s: within: ${within}"
+            echo "  CPU (user + system, the guards included): replay $(ms "$cpu_bare"), with the null guard $(ms "$cpu_null"), with the reference guard $(ms "$cpu_ref")"
+            guard_row="| $(decimal "$bytes" 1000000 1) | $(decimal "$stream_bytes" 1000000 1) | $(secs "$ns_bare") / $(ms "$cpu_bare") | $(secs "$ns_null") / $(ms "$cpu_null") | $(secs "$ns_ref") / $(ms "$cpu_ref") | $(secs "$ns_events") | $(ms "$null_cpu") | $(ms "$ref_cpu") | $(ms "$serialization") | $(ms "$added") | $(ms "$bound") | ${within} |"
+        fi
         drop "$tmp/guarded"
         rm -f -- "$tmp/stream.jsonl"
     fi
@@ -532,9 +571,9 @@ if [[ -n $tiny_row ]]; then
 fi
 if [[ -n $guard_row ]]; then
     echo
-    echo "External guard (median of ${reps}, default threads; seconds):"
-    echo "| corpus MB | stream MB | replay | + null guard | + reference guard | events | null guard alone | reference guard alone | added by the reference guard | its own time + serialization | within |"
-    echo "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|"
+    echo "External guard (median of ${reps}, default threads; seconds; CPU = user + system, the guard processes included):"
+    echo "| corpus MB | stream MB | replay (wall / CPU) | + null guard (wall / CPU) | + reference guard (wall / CPU) | events (wall) | null guard's CPU | reference guard's CPU | serialization (wall) | added by the reference guard (wall) | its own CPU + serialization | within |"
+    echo "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|"
     echo "$guard_row"
 fi
 for note in "${notes[@]}"; do echo "note: $note"; done
