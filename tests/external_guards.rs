@@ -330,3 +330,59 @@ fn an_external_guard_s_settings_can_be_swept() {
     let saved = |p: &Value| p["tokens_saved_on_failed"].as_u64().expect("tokens");
     assert!(saved(&points[0]) > saved(&points[1]), "{points:?}");
 }
+
+/// The gate judges an external guard's firings: labels may name it (seed 000 WO-3's
+/// expectations of the breaker, given to the reference guard), and a guard that fails is
+/// exit 2, not a regression (docs/GATE.md, "Gating your own guard code").
+#[test]
+fn the_gate_judges_an_external_guard_against_labels_naming_it() {
+    let text = std::fs::read_to_string("corpora/expectations.json").expect("labels");
+    let mut file: Value = serde_json::from_str(&text).expect("JSON");
+    // Runs are named relative to the labels file, which is written elsewhere.
+    let runs = file["runs"].as_object().expect("runs").clone();
+    file["runs"] = runs
+        .into_iter()
+        .map(|(run, label)| (format!("corpora/{run}"), label))
+        .collect();
+    let renamed = file
+        .to_string()
+        .replace("\"guard\":\"convergence_breaker\"", "\"guard\":\"wo3\"");
+    assert!(renamed.contains("\"guard\":\"wo3\""), "the labels name the breaker");
+    let dir = tempfile::tempdir().expect("tempdir");
+    let labels = dir.path().join("labels.json");
+    std::fs::write(&labels, renamed).expect("write labels");
+    let guard = format!("wo3={}", rust_breaker().display());
+    let gate = |guard: &str| {
+        hindsight()
+            .args(["gate", "corpora/", "--expect"])
+            .arg(&labels)
+            .args(["--guard", guard, "--format", "json"])
+            .output()
+            .expect("runs")
+    };
+    let out = gate(&guard);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let verdict: Value = serde_json::from_slice(&out.stdout).expect("JSON");
+    let judged = verdict["verdicts"]
+        .as_array()
+        .expect("verdicts")
+        .iter()
+        .filter(|v| v.to_string().contains("wo3"))
+        .count();
+    assert!(judged >= 4, "the expectations of wo3 were judged: {judged}");
+    // Without the guard, the labels name a guard nobody knows: a usage error.
+    let unknown = hindsight()
+        .args(["gate", "corpora/", "--expect"])
+        .arg(&labels)
+        .output()
+        .expect("runs");
+    assert_eq!(unknown.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&unknown.stderr).contains("unknown guard `wo3`"));
+    // A guard that crashes is a broken run, not a regression.
+    assert_eq!(gate("wo3=exit 1").status.code(), Some(2));
+}

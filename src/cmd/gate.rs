@@ -75,6 +75,8 @@ pub fn run(args: Args) -> Result<u8> {
             args.tolerance
         );
     }
+    // External guards first: a label may name one.
+    args.input.install_guards()?;
     let labels = args.expect.as_deref().map(Labels::load).transpose()?;
     let baseline = args.baseline.as_deref().map(load_report).transpose()?;
     let (report, guard) = match &args.from {

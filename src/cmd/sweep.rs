@@ -41,9 +41,9 @@ pub enum SweepFormat {
 }
 
 pub fn run(args: Args) -> Result<u8> {
-    let labels = Labels::load(&args.expect)?;
-    // External guards first: a --param may name one.
+    // External guards first: a label or a --param may name one.
     args.input.install_guards()?;
+    let labels = Labels::load(&args.expect)?;
     let params = parse_params(&args.params)?;
     let projects = args.input.projects()?;
     let (points, runs) = sweep(&args.input, &projects, &labels, &params)?;
