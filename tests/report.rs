@@ -193,7 +193,7 @@ fn per_run_picks_the_failed_runs_first_and_says_which() {
         })
         .collect();
     assert!(failed.len() > 4, "more failed runs than pages");
-    failed.sort_by(|a, b| (b.0, b.1).cmp(&(a.0, a.1)));
+    failed.sort_by_key(|f| std::cmp::Reverse((f.0, f.1)));
     let slug = |k: &str| -> String {
         k.chars()
             .map(|c| if c.is_ascii_alphanumeric() { c } else { '-' })
