@@ -347,7 +347,10 @@ fn the_gate_judges_an_external_guard_against_labels_naming_it() {
     let renamed = file
         .to_string()
         .replace("\"guard\":\"convergence_breaker\"", "\"guard\":\"wo3\"");
-    assert!(renamed.contains("\"guard\":\"wo3\""), "the labels name the breaker");
+    assert!(
+        renamed.contains("\"guard\":\"wo3\""),
+        "the labels name the breaker"
+    );
     let dir = tempfile::tempdir().expect("tempdir");
     let labels = dir.path().join("labels.json");
     std::fs::write(&labels, renamed).expect("write labels");
@@ -385,4 +388,51 @@ fn the_gate_judges_an_external_guard_against_labels_naming_it() {
     assert!(String::from_utf8_lossy(&unknown.stderr).contains("unknown guard `wo3`"));
     // A guard that crashes is a broken run, not a regression.
     assert_eq!(gate("wo3=exit 1").status.code(), Some(2));
+}
+
+/// Shards replayed with an external guard merge into the unsharded report, byte for byte,
+/// though `merge` itself is not told of the guard: the shards' summaries name it.
+#[test]
+fn shards_replayed_with_an_external_guard_merge_without_it() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let guard = format!("wo3={}", rust_breaker().display());
+    let replay = |out: &std::path::Path, shard: Option<&str>| {
+        let mut cmd = hindsight();
+        cmd.args([
+            "replay", "corpora/", "--format", "json", "--guard", &guard, "--out",
+        ])
+        .arg(out);
+        if let Some(shard) = shard {
+            cmd.args(["--shard", shard]);
+        }
+        assert!(cmd.output().expect("runs").status.success());
+    };
+    let whole = dir.path().join("whole.json");
+    replay(&whole, None);
+    let shards: Vec<std::path::PathBuf> = ["1/3", "2/3", "3/3"]
+        .iter()
+        .enumerate()
+        .map(|(i, k)| {
+            let out = dir.path().join(format!("shard-{i}.json"));
+            replay(&out, Some(k));
+            out
+        })
+        .collect();
+    let merged = dir.path().join("merged.json");
+    let status = hindsight()
+        .arg("merge")
+        .args(&shards)
+        .arg("--out")
+        .arg(&merged)
+        .output()
+        .expect("runs")
+        .status;
+    assert!(status.success());
+    let whole = std::fs::read(&whole).expect("whole");
+    let text = String::from_utf8_lossy(&whole);
+    assert!(
+        text.contains("\"wo3\""),
+        "the report covers the external guard"
+    );
+    assert_eq!(whole, std::fs::read(&merged).expect("merged"));
 }

@@ -2,7 +2,6 @@
 //! terminal firings on healthy runs, and tokens and dollars saved on failed runs.
 
 use super::labels::{Label, Labels};
-use crate::guards::registry;
 use crate::model::sum_tokens;
 use crate::report::{dollar_sum, Report, RunReport};
 use serde::Serialize;
@@ -26,7 +25,8 @@ pub struct GuardScore {
     pub cost_saved_usd_on_failed: Option<f64>,
 }
 
-/// Scores every registered guard over the labeled runs of `report`.
+/// Scores every guard `report` covers (its summary's, the catalogue it was replayed with)
+/// over its labeled runs.
 pub fn score(report: &Report, labels: &Labels) -> Vec<GuardScore> {
     let labeled: Vec<(&RunReport, Label)> = report
         .runs
@@ -43,10 +43,12 @@ pub fn score(report: &Report, labels: &Labels) -> Vec<GuardScore> {
         .filter(|(_, l)| *l == Label::Healthy)
         .map(|(r, _)| *r)
         .collect();
-    registry()
+    report
+        .summary
+        .guards
         .iter()
         .map(|entry| {
-            let id = entry.info.id;
+            let id = entry.guard.as_str();
             let mut turns: Vec<u32> = failed
                 .iter()
                 .filter_map(|r| {
@@ -61,7 +63,7 @@ pub fn score(report: &Report, labels: &Labels) -> Vec<GuardScore> {
             let fired = turns.len();
             GuardScore {
                 guard: id.to_string(),
-                work_order: entry.info.work_order.to_string(),
+                work_order: entry.work_order.clone(),
                 failed_runs: failed.len(),
                 fired_on_failed: fired,
                 recall_permille: permille(fired, failed.len()),

@@ -2,15 +2,16 @@
 //! hindsight (CSV and Parquet, [`super::csv`] and [`super::parquet`]).
 //!
 //! - [`runs_frame`]: one row per run (session) replayed.
-//! - [`guards_frame`]: one row per (run × registered guard), every guard of the registry
-//!   whether it fired or not, so a table of N runs has N × `registry().len()` rows and a
-//!   guard that never fires still shows as a row of zeros.
+//! - [`guards_frame`]: one row per (run × guard of the report's summary: the catalogue it
+//!   was replayed with, external guards included), whether it fired or not, so a table of N
+//!   runs has N × that many rows and a guard that never fires still shows as a row of
+//!   zeros.
 //! - [`firings_frame`]: one row per firing, as the JSON report's `runs[].firings` lists
 //!   them. The tables of several shards (`--shard K/N`) hold disjoint rows, so they can be
 //!   queried together (DuckDB, Spark, DataFusion; docs/SCALE.md).
 //!
 //! All are ordered by `project`, then `run_id`; the guard rows of a run follow the
-//! registry's order ([`crate::guards::registry`]), its firing rows the report's (replay
+//! summary's order (the catalogue's, [`crate::guards::registry`]), its firing rows the report's (replay
 //! order). The values are the report's: nothing here computes savings.
 //!
 //! The column names, their order and their types are the stable public interface (the
@@ -81,7 +82,6 @@
 //! firing (`guards_frame`'s `cost_saved_usd`).
 
 use super::{Report, RunReport};
-use crate::guards::registry;
 use polars::prelude::{Column, DataFrame, PolarsError, PolarsResult};
 use std::path::{Path, PathBuf};
 
@@ -235,9 +235,11 @@ fn to_u32(value: usize, what: &str, run: &RunReport) -> PolarsResult<u32> {
     })
 }
 
-/// One row per (run × registered guard); see the module documentation for the columns.
+/// One row per (run × guard the report covers, as its summary lists them: the catalogue it
+/// was replayed with, external guards included); see the module documentation for the
+/// columns.
 pub fn guards_frame(report: &Report) -> PolarsResult<DataFrame> {
-    let guards = registry();
+    let guards = &report.summary.guards;
     let runs = ordered_runs(report);
     let rows = runs.len() * guards.len();
     let mut project = Vec::with_capacity(rows);
@@ -255,8 +257,8 @@ pub fn guards_frame(report: &Report) -> PolarsResult<DataFrame> {
     let mut run_cost_usd: Vec<Option<f64>> = Vec::with_capacity(rows);
     for run in runs {
         let run_session = to_u32(run.session, "session", run)?;
-        for entry in &guards {
-            let id = entry.info.id;
+        for entry in guards {
+            let id = entry.guard.as_str();
             let own: Vec<_> = run.firings.iter().filter(|f| f.guard == id).collect();
             // The earliest turn; among firings at that turn, the first recorded.
             let first = own.iter().min_by_key(|f| f.turn);
@@ -264,7 +266,7 @@ pub fn guards_frame(report: &Report) -> PolarsResult<DataFrame> {
             run_id.push(run.run_id.as_str());
             session.push(run_session);
             guard.push(id);
-            work_order.push(entry.info.work_order);
+            work_order.push(entry.work_order.as_str());
             fired.push(!own.is_empty());
             first_fire_turn.push(first.map(|f| f.turn));
             first_action.push(first.map(|f| f.action.as_str()));

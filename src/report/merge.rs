@@ -15,7 +15,7 @@
 //! report). Reports without a `shard` field (whole replays of disjoint corpora) merge as
 //! long as no project is in two of them.
 
-use super::{summarize, Report, REPORT_FORMAT};
+use super::{summarize_with, Report, SummaryBuilder, REPORT_FORMAT};
 use crate::shard::Shard;
 use std::collections::BTreeMap;
 
@@ -106,10 +106,11 @@ pub fn merge(parts: Vec<Part>) -> Result<Report, MergeError> {
     }
     let input = first.report.input.clone();
     let format = first.report.format;
+    let guards = guards_of(&parts);
     let mut runs: Vec<_> = parts.into_iter().flat_map(|p| p.report.runs).collect();
     // Stable: the runs of one project (all from one shard) keep that shard's order.
     runs.sort_by(|a, b| a.project.cmp(&b.project));
-    let summary = summarize(&runs);
+    let summary = summarize_with(SummaryBuilder::over(guards), &runs);
     Ok(Report {
         format,
         runs,
@@ -171,4 +172,16 @@ fn check_split(parts: &[Part]) -> Result<(), MergeError> {
         missing: missing.join(", "),
         given: given.join(", "),
     })
+}
+/// The guards the parts were replayed with, as their summaries list them (id, work order),
+/// each once, in the order first listed: the built-in catalogue, then any external guards
+/// (issue #15), which the merging process need not know.
+fn guards_of(parts: &[Part]) -> Vec<(String, String)> {
+    let mut guards: Vec<(String, String)> = Vec::new();
+    for g in parts.iter().flat_map(|p| &p.report.summary.guards) {
+        if !guards.iter().any(|(id, _)| *id == g.guard) {
+            guards.push((g.guard.clone(), g.work_order.clone()));
+        }
+    }
+    guards
 }

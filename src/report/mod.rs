@@ -27,7 +27,7 @@ use crate::model::LedgerStatus;
 use crate::replay::RunReplay;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
-pub use summary::{summarize, RunTally, SummaryBuilder};
+pub use summary::{summarize, summarize_with, RunTally, SummaryBuilder};
 
 /// Version of the JSON report's shape; bumped on any incompatible change.
 pub const REPORT_FORMAT: u32 = 1;

@@ -33,7 +33,14 @@ struct GuardTally {
 }
 
 impl RunTally {
+    /// The tally of `run` over the catalogue's guards ([`registry`]).
     pub fn of(run: &RunReport) -> Self {
+        let ids: Vec<&str> = registry().iter().map(|e| e.info.id).collect();
+        Self::over(run, &ids)
+    }
+
+    /// The tally of `run` over the guards `ids`, in that order.
+    fn over(run: &RunReport, ids: &[&str]) -> Self {
         Self {
             project: run.project.clone(),
             turns: run.turns,
@@ -44,15 +51,12 @@ impl RunTally {
             cost_saved_usd: run.savings.cost_saved_usd.as_ref().map(|c| c.combined),
             cost_unpriced_tokens: run.cost_unpriced_tokens,
             skipped_records: run.input.skipped,
-            guards: registry()
+            guards: ids
                 .iter()
-                .map(|entry| {
-                    let id = entry.info.id;
-                    GuardTally {
-                        firings: run.firings.iter().filter(|f| f.guard == id).count(),
-                        tokens_saved: run.savings.by_guard.get(id).copied(),
-                        cost_saved_usd: run.cost_saved_by(id),
-                    }
+                .map(|&id| GuardTally {
+                    firings: run.firings.iter().filter(|f| f.guard == id).count(),
+                    tokens_saved: run.savings.by_guard.get(id).copied(),
+                    cost_saved_usd: run.cost_saved_by(id),
                 })
                 .collect(),
         }
@@ -75,7 +79,21 @@ pub struct SummaryBuilder {
 }
 
 impl Default for SummaryBuilder {
+    /// A summary over the catalogue's guards ([`registry`]).
     fn default() -> Self {
+        let guards = registry()
+            .iter()
+            .map(|e| (e.info.id.to_string(), e.info.work_order.to_string()))
+            .collect();
+        Self::over(guards)
+    }
+}
+
+impl SummaryBuilder {
+    /// A summary over the guards given as (id, work order), in that order: a merge sums
+    /// its shards over the guards they were replayed with, external ones included, which
+    /// this process's catalogue may not hold.
+    pub fn over(guards: Vec<(String, String)>) -> Self {
         Self {
             projects: BTreeSet::new(),
             runs: 0,
@@ -87,11 +105,11 @@ impl Default for SummaryBuilder {
             cost_saved_usd_combined: None,
             cost_unpriced_tokens: 0,
             skipped_records: 0,
-            guards: registry()
-                .iter()
-                .map(|entry| GuardSummary {
-                    guard: entry.info.id.to_string(),
-                    work_order: entry.info.work_order.to_string(),
+            guards: guards
+                .into_iter()
+                .map(|(guard, work_order)| GuardSummary {
+                    guard,
+                    work_order,
                     runs_fired: 0,
                     firings: 0,
                     tokens_saved: 0,
@@ -100,11 +118,11 @@ impl Default for SummaryBuilder {
                 .collect(),
         }
     }
-}
 
-impl SummaryBuilder {
     pub fn add(&mut self, run: &RunReport) {
-        self.add_tally(&RunTally::of(run));
+        let ids: Vec<&str> = self.guards.iter().map(|g| g.guard.as_str()).collect();
+        let tally = RunTally::over(run, &ids);
+        self.add_tally(&tally);
     }
 
     /// Adds a run by what the summary needs of it.
@@ -165,9 +183,13 @@ fn add_dollars(sum: &mut Option<f64>, figure: Option<f64>) {
     }
 }
 
-/// The summary of `runs`, added up in order.
+/// The summary of `runs` over the catalogue's guards, added up in order.
 pub fn summarize(runs: &[RunReport]) -> Summary {
-    let mut builder = SummaryBuilder::default();
+    summarize_with(SummaryBuilder::default(), runs)
+}
+
+/// The summary of `runs` added up in order by `builder`.
+pub fn summarize_with(mut builder: SummaryBuilder, runs: &[RunReport]) -> Summary {
     for run in runs {
         builder.add(run);
     }
