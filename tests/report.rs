@@ -161,7 +161,7 @@ fn per_run_picks_the_failed_runs_first_and_says_which() {
         .expect("runs");
     assert!(run.status.success());
     let stderr = String::from_utf8_lossy(&run.stderr);
-    let said = "4 of 43 runs picked for review (--per-run 4): the 4 labelled failed with the most tokens saved.";
+    let said = "4 of 43 runs picked for review (--per-run 4): the 4 labelled failed runs with the most tokens saved.";
     assert!(stderr.contains(said), "{stderr}");
     let md = fs::read_to_string(out.join("report.md")).expect("md");
     assert!(md.contains(said), "the review says it too");

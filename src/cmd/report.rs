@@ -183,10 +183,10 @@ fn pick_runs(report: &Report, labels: Option<&Labels>, n: usize) -> (Vec<usize>,
     order.truncate(n);
     let from_failed = order.iter().filter(|&&i| failed(i)).count();
     let others = order.len() - from_failed;
-    let means = if labels.is_some() {
-        "labelled failed"
+    let failed_runs = if labels.is_some() {
+        "labelled failed runs"
     } else {
-        "failed (ledger not finalized completed)"
+        "failed runs (ledger not finalized completed)"
     };
     let mut said = format!(
         "{} of {} runs picked for review (--per-run {n}): ",
@@ -194,9 +194,9 @@ fn pick_runs(report: &Report, labels: Option<&Labels>, n: usize) -> (Vec<usize>,
         report.runs.len()
     );
     said += &match (from_failed, others) {
-        (0, _) => format!("no run is {means}; the {others} with the most tokens saved"),
-        (f, 0) => format!("the {f} {means} with the most tokens saved"),
-        (f, o) => format!("the {f} {means}, then {o} more by tokens saved"),
+        (0, _) => format!("no {failed_runs}; the {others} with the most tokens saved"),
+        (f, 0) => format!("the {f} {failed_runs} with the most tokens saved"),
+        (f, o) => format!("the {f} {failed_runs}, then {o} more by tokens saved"),
     };
     said.push('.');
     order.sort_unstable();
