@@ -14,27 +14,18 @@ const TERMINAL: &str = "#D62728";
 /// The token curve's colour (the palette's blue).
 const CURVE: &str = "#1F77B4";
 
-fn mark(turn: u32, guard: &str, action: &str, terminal: bool) -> Mark {
-    Mark {
-        turn,
-        guard: guard.into(),
-        action: action.into(),
-        terminal,
-    }
-}
-
 /// 500 turns of a growing context; `evidence_folding` folds on every turn, the breaker
 /// stalls at 120 and abandons at 180 (the cut), and every other guard fires a few times.
 fn long_run() -> RunChart {
     let mut marks: Vec<Mark> = (1..=TURNS)
-        .map(|t| mark(t, "evidence_folding", "fold", false))
+        .map(|t| Mark::new(t, "evidence_folding", "fold", false))
         .collect();
-    marks.push(mark(120, "convergence_breaker", "stalled", false));
-    marks.push(mark(180, "convergence_breaker", "abandon", true));
-    marks.push(mark(121, "diagnostic_delta", "stalled", false));
-    marks.push(mark(181, "diagnostic_delta", "abandon", true));
+    marks.push(Mark::new(120, "convergence_breaker", "stalled", false));
+    marks.push(Mark::new(180, "convergence_breaker", "abandon", true));
+    marks.push(Mark::new(121, "diagnostic_delta", "stalled", false));
+    marks.push(Mark::new(181, "diagnostic_delta", "abandon", true));
     // A sub-agent's abandon two turns after the stall: its label has no room beside it.
-    marks.push(mark(123, "diagnostic_delta", "abandon", false));
+    marks.push(Mark::new(123, "diagnostic_delta", "abandon", false));
     let others = registry().into_iter().map(|e| e.info.id).filter(|g| {
         ![
             "evidence_folding",
@@ -46,7 +37,7 @@ fn long_run() -> RunChart {
     for (i, guard) in others.enumerate() {
         for k in 0..4u32 {
             let turn = (7 + i as u32 * 23 + k * 97) % TURNS + 1;
-            marks.push(mark(turn, guard, "advise", false));
+            marks.push(Mark::new(turn, guard, "advise", false));
         }
     }
     RunChart {

@@ -9,15 +9,6 @@ use std::path::Path;
 
 const PNG_MAGIC: &[u8] = b"\x89PNG\r\n\x1a\n";
 
-fn mark(turn: u32, guard: &str, action: &str, terminal: bool) -> Mark {
-    Mark {
-        turn,
-        guard: guard.into(),
-        action: action.into(),
-        terminal,
-    }
-}
-
 fn thresholds() -> Thresholds {
     Thresholds {
         converging_warn: 2,
@@ -46,16 +37,16 @@ fn failed_run() -> RunChart {
         tokens,
         measured: true,
         marks: vec![
-            mark(9, "convergence_breaker", "stalled", false),
-            mark(9, "diagnostic_delta", "stalled", false),
-            mark(10, "dedup_gate", "suppress", false),
-            mark(14, "convergence_breaker", "abandon", true),
-            mark(14, "directive_escalation", "escalate", false),
-            mark(14, "directive_escalation", "escalate", false),
-            mark(14, "evidence_folding", "fold", false),
-            mark(14, "stale_edit_recovery", "recover", false),
-            mark(15, "ledger_finalization", "finalize", false),
-            mark(20, "verified_completion", "terminal_incomplete", true),
+            Mark::new(9, "convergence_breaker", "stalled", false),
+            Mark::new(9, "diagnostic_delta", "stalled", false),
+            Mark::new(10, "dedup_gate", "suppress", false),
+            Mark::new(14, "convergence_breaker", "abandon", true),
+            Mark::new(14, "directive_escalation", "escalate", false),
+            Mark::new(14, "directive_escalation", "escalate", false),
+            Mark::new(14, "evidence_folding", "fold", false),
+            Mark::new(14, "stale_edit_recovery", "recover", false),
+            Mark::new(15, "ledger_finalization", "finalize", false),
+            Mark::new(20, "verified_completion", "terminal_incomplete", true),
         ],
         cut_at: Some(14),
         rounds,
@@ -68,7 +59,7 @@ fn healthy_run() -> RunChart {
         name: "npm-app/run 2".into(),
         tokens: (1..=12).map(|t| (t, 2_000 + u64::from(t) * 300)).collect(),
         measured: false,
-        marks: vec![mark(6, "dedup_gate", "suppress", false)],
+        marks: vec![Mark::new(6, "dedup_gate", "suppress", false)],
         cut_at: None,
         rounds: BTreeMap::new(),
         thresholds: thresholds(),

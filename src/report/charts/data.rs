@@ -18,6 +18,17 @@ pub struct Mark {
     pub terminal: bool,
 }
 
+impl Mark {
+    pub fn new(turn: u32, guard: &str, action: &str, terminal: bool) -> Self {
+        Self {
+            turn,
+            guard: guard.to_string(),
+            action: action.to_string(),
+            terminal,
+        }
+    }
+}
+
 /// One run: its token curve, where guards would have cut in, and its convergence rounds.
 #[derive(Debug, Clone, PartialEq)]
 pub struct RunChart {

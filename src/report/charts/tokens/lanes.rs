@@ -223,22 +223,15 @@ fn draw_labels<DB: DrawingBackend>(
 mod tests {
     use super::*;
 
-    fn mark(turn: u32, guard: &str, action: &str, terminal: bool) -> Mark {
-        Mark {
-            turn,
-            guard: guard.into(),
-            action: action.into(),
-            terminal,
-        }
-    }
-
     #[test]
     fn every_turn_is_a_band_and_only_course_changes_are_labelled() {
-        let mut marks: Vec<Mark> = (1..=500).map(|t| mark(t, "fold", "fold", false)).collect();
-        marks.push(mark(40, "breaker", "stalled", false));
-        marks.push(mark(90, "breaker", "abandon", true));
-        marks.push(mark(7, "dedup", "block", false));
-        marks.push(mark(9, "dedup", "block", false));
+        let mut marks: Vec<Mark> = (1..=500)
+            .map(|t| Mark::new(t, "fold", "fold", false))
+            .collect();
+        marks.push(Mark::new(40, "breaker", "stalled", false));
+        marks.push(Mark::new(90, "breaker", "abandon", true));
+        marks.push(Mark::new(7, "dedup", "block", false));
+        marks.push(Mark::new(9, "dedup", "block", false));
         let lanes = lanes(&marks, &["breaker", "fold"], 10.0);
         let names: Vec<&str> = lanes.iter().map(|l| l.guard.as_str()).collect();
         assert_eq!(
