@@ -17,7 +17,7 @@
 mod process;
 pub mod protocol;
 
-use super::{Entry, Firings, Guard, GuardInfo, Metrics, RunMeta};
+use super::{Effect, Entry, Firings, Guard, GuardInfo, Metrics, RunMeta};
 use crate::events::{RunInfo, RunLines, RunTotals};
 use crate::model::LedgerFamily;
 use crate::normalize::{NormEvent, RunState};
@@ -185,7 +185,8 @@ fn spec(
 /// Closes every idle guard process: stdin closed, a moment to exit, then killed.
 pub fn shutdown() {
     for spec in installed() {
-        for (_, process) in spec.take_idle(|_| true) {
+        let idle = std::mem::take(&mut *spec.idle.lock().unwrap_or_else(|e| e.into_inner()));
+        for (_, process) in idle {
             process.close(Duration::from_secs(5));
         }
     }
@@ -216,15 +217,6 @@ impl ExternalSpec {
             carry: Vec::new(),
             failure: None,
         }))
-    }
-
-    fn take_idle(&self, wanted: impl Fn(&str) -> bool) -> Vec<(String, GuardProcess)> {
-        let mut idle = self.idle.lock().unwrap_or_else(|e| e.into_inner());
-        let (taken, kept) = std::mem::take(&mut *idle)
-            .into_iter()
-            .partition(|(key, _)| wanted(key));
-        *idle = kept;
-        taken
     }
 
     /// An idle process greeted with `settings`, or a new one.
@@ -289,10 +281,10 @@ struct OnWire {
     run_id: String,
 }
 
-/// What a guard answered for one run, checked.
+/// What a guard answered for one run, checked: each firing with its effect.
 #[derive(Default)]
 struct Answer {
-    firings: Vec<protocol::FiringReply>,
+    firings: Vec<(protocol::FiringReply, Effect)>,
     points: Vec<protocol::PointReply>,
     done: protocol::DoneReply,
 }
@@ -302,15 +294,10 @@ impl External {
         self.spec.info.id
     }
 
-    /// Hands the gathered lines to the writer once there are enough of them (`all`: now).
-    fn flush(run: &mut OnWire, all: bool) {
-        if let Ok(process) = &run.process {
-            if all || run.buf.len() >= CHUNK {
-                process.send(std::mem::take(&mut run.buf));
-            }
-        }
-        if run.process.is_err() {
-            run.buf.clear();
+    /// Hands the gathered lines to the guard once there are enough of them (`all`: now).
+    fn flush(process: &GuardProcess, buf: &mut Vec<u8>, all: bool) {
+        if all || buf.len() >= CHUNK {
+            process.send(std::mem::take(buf));
         }
     }
 
@@ -335,9 +322,9 @@ impl External {
             let located = |e: String| format!("reply line {at}: {e}");
             match protocol::parse(&line).map_err(located)? {
                 Reply::Firing(f) => {
-                    f.effect().map_err(located)?;
+                    let effect = f.effect().map_err(located)?;
                     check_turn(f.turn, lines).map_err(located)?;
-                    answer.firings.push(f);
+                    answer.firings.push((f, effect));
                 }
                 Reply::Point(p) => {
                     check_turn(p.turn, lines).map_err(located)?;
@@ -385,10 +372,17 @@ impl Guard for External {
     }
 
     fn observe(&mut self, event: &NormEvent<'_>, state: &RunState, _: &mut Firings) {
-        if let Some(run) = &mut self.run {
-            run.lines
-                .step(&run.project, &run.run_id, event, state, &mut run.buf);
-            Self::flush(run, false);
+        // A guard that could not be started is told nothing: the run's failure is known.
+        if let Some(OnWire {
+            process: Ok(process),
+            lines,
+            buf,
+            project,
+            run_id,
+        }) = &mut self.run
+        {
+            lines.step(project, run_id, event, state, buf);
+            Self::flush(process, buf, false);
         }
     }
 
@@ -403,8 +397,6 @@ impl Guard for External {
             skipped: meta.skipped,
             orphan_results: state.orphan_results,
         };
-        run.lines.end(&totals, &mut run.buf);
-        Self::flush(&mut run, true);
         let mut process = match run.process {
             Ok(process) => process,
             Err(e) => {
@@ -412,6 +404,8 @@ impl Guard for External {
                 return Metrics::new();
             }
         };
+        run.lines.end(&totals, &mut run.buf);
+        Self::flush(&process, &mut run.buf, true);
         match self.answer(&mut process, &run.lines) {
             Ok(answer) => {
                 self.spec.release(self.key.clone(), process);
@@ -441,8 +435,7 @@ impl External {
     /// Records a checked answer: firings and points into `sink`, the carry and state for
     /// the next session; returns the metrics.
     fn apply(&mut self, answer: Answer, sink: &mut Firings) -> Metrics {
-        for f in answer.firings {
-            let Ok(effect) = f.effect() else { continue };
+        for (f, effect) in answer.firings {
             let firing = sink.fire(f.turn, &f.agent, f.action, effect);
             if let Some(family) = f.family {
                 firing.family(family);

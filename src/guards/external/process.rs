@@ -115,31 +115,35 @@ impl GuardProcess {
 
     /// Why the guard is gone, with how it exited when it has (given a moment to do so).
     fn gone(&mut self, what: &str) -> String {
-        for _ in 0..50 {
-            if let Ok(Some(status)) = self.child.try_wait() {
-                return format!("{what}; it exited ({status})");
-            }
-            std::thread::sleep(Duration::from_millis(10));
+        match self.exit_within(Duration::from_millis(500)) {
+            Some(status) => format!("{what}; it exited ({status})"),
+            None => format!("{what}; it is still running"),
         }
-        format!("{what}; it is still running")
     }
 
-    /// Ends it at once: the whole process group is killed.
-    pub fn kill(mut self) {
-        kill_group(&mut self.child);
-        self.reap();
+    /// How the guard exited, if it does within `time`.
+    fn exit_within(&mut self, time: Duration) -> Option<std::process::ExitStatus> {
+        let deadline = std::time::Instant::now() + time;
+        loop {
+            if let Ok(Some(status)) = self.child.try_wait() {
+                return Some(status);
+            }
+            if std::time::Instant::now() >= deadline {
+                return None;
+            }
+            std::thread::sleep(Duration::from_millis(5));
+        }
+    }
+
+    /// Ends it at once: the whole process group is killed (what dropping it does).
+    pub fn kill(self) {
+        drop(self);
     }
 
     /// Ends it politely: stdin closed, `grace` to exit, then killed.
     pub fn close(mut self, grace: Duration) {
         self.to_guard = None;
-        let deadline = std::time::Instant::now() + grace;
-        while std::time::Instant::now() < deadline {
-            if let Ok(Some(_)) = self.child.try_wait() {
-                break;
-            }
-            std::thread::sleep(Duration::from_millis(5));
-        }
+        self.exit_within(grace);
         kill_group(&mut self.child);
         self.reap();
     }
