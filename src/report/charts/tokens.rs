@@ -5,10 +5,10 @@
 mod lanes;
 
 use super::common::{
-    compact, de, draw_mesh, fit, integer_tick, integer_ticks, note, relative, title_style, Drawn,
-    Legend, Swatch, BLUE_, LABEL_SIZE, MUTED, RED_,
+    anchored, compact, de, draw_mesh, fit, integer_tick, integer_ticks, note, relative, text_style,
+    title_style, Drawn, Legend, Swatch, BLUE_, LABEL_SIZE, MUTED, RED_,
 };
-use super::data::RunChart;
+use super::data::{Mark, RunChart};
 use plotters::coord::Shift;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, VPos};
@@ -48,24 +48,18 @@ pub fn draw<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, run: &RunChart) -
         .iter()
         .map(|e| e.info.id)
         .collect();
-    let plot_w = width - (LEFT_W + MARGIN + MARGIN_RIGHT) as i32;
-    let px_per_turn = f64::from(plot_w.max(1)) / (hi - lo + 1.0);
-    let lanes = lanes::lanes(&run.marks, &catalogue, px_per_turn);
+    let lane_count = lanes::guards(&run.marks, &catalogue).len() as i32;
     // The lanes take what they need up to their share; the curve keeps the rest.
     let height = area.dim_in_pixel().1 as i32;
-    let lane_h = if lanes.is_empty() {
-        0
-    } else {
-        ((f64::from(height) * LANES_SHARE) as i32 / lanes.len() as i32).clamp(LANE_MIN, LANE_MAX)
-    };
-    let lanes_h = lane_h * lanes.len() as i32;
-    let bottom_h = if lanes.is_empty() {
-        0
-    } else {
-        lanes_h + (X_AXIS_H + MARGIN) as i32
+    let (lane_h, bottom_h) = match lane_count {
+        0 => (0, 0),
+        n => {
+            let lane_h = ((f64::from(height) * LANES_SHARE) as i32 / n).clamp(LANE_MIN, LANE_MAX);
+            (lane_h, lane_h * n + (X_AXIS_H + MARGIN) as i32)
+        }
     };
     let (top, bottom) = area.split_vertically(height - bottom_h);
-    let x_axis = lanes.is_empty();
+    let x_axis = lane_count == 0;
     let mut chart = ChartBuilder::on(&top)
         .caption(caption, title_style())
         .margin(MARGIN)
@@ -90,18 +84,14 @@ pub fn draw<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, run: &RunChart) -
     }
     draw_mesh(&mut mesh)?;
     draw_curve(&chart, &area, &points, run.cut_at)?;
-    if !lanes.is_empty() {
-        let omitted = draw_lanes(&bottom, &lanes, (lo, hi), lane_h)?;
+    if lane_count > 0 {
+        let omitted = draw_lanes(&bottom, &run.marks, &catalogue, (lo, hi), lane_h)?;
         if omitted > 0 {
             let plot = chart.plotting_area();
             let (x_pixels, y_pixels) = plot.get_pixel_range();
             let message = format!("{omitted} labels left out for space");
             let at = relative(&area, (x_pixels.end - 6, y_pixels.start + 6));
-            let style = super::common::anchored(
-                super::common::text_style(LABEL_SIZE, MUTED),
-                HPos::Right,
-                VPos::Top,
-            );
+            let style = anchored(text_style(LABEL_SIZE, MUTED), HPos::Right, VPos::Top);
             area.draw(&Text::new(message, at, style)).map_err(de)?;
         }
     }
@@ -218,15 +208,17 @@ fn draw_curve<DB: DrawingBackend>(
     Ok(())
 }
 
-/// The lanes, under the curve on the same turn axis, with the turn axis below them.
+/// The lanes of `marks`, under the curve on the same turn axis, with the turn axis below
+/// them; which firings merge into a band is decided at the plot's own pixels per turn.
 /// Returns the labels left out for space.
 fn draw_lanes<DB: DrawingBackend>(
     area: &DrawingArea<DB, Shift>,
-    lanes: &[lanes::Lane],
+    marks: &[Mark],
+    catalogue: &[&str],
     (lo, hi): (f64, f64),
     lane_h: i32,
 ) -> Drawn<usize> {
-    let n = lanes.len() as f64;
+    let n = lanes::guards(marks, catalogue).len() as f64;
     let mut chart = ChartBuilder::on(area)
         .margin(MARGIN)
         .margin_top(0)
@@ -254,5 +246,6 @@ fn draw_lanes<DB: DrawingBackend>(
         lane_h,
         px_per_turn: f64::from(x_pixels.end - x_pixels.start) / (hi - lo + 1.0),
     };
-    lanes::draw(area, lanes, &geometry, LEFT_W as i32 - 12)
+    let lanes = lanes::lanes(marks, catalogue, geometry.px_per_turn);
+    lanes::draw(area, &lanes, &geometry, LEFT_W as i32 - 12)
 }

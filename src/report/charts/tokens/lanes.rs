@@ -36,14 +36,19 @@ pub struct Lane {
     pub labels: Vec<(u32, String, bool)>,
 }
 
-/// The lanes of `marks`, one per guard in `catalogue` order (guards not in it last, by
-/// name), at `px_per_turn` pixels per turn.
-pub fn lanes(marks: &[Mark], catalogue: &[&str], px_per_turn: f64) -> Vec<Lane> {
+/// The guards that fired in `marks`, a lane each, in `catalogue` order (guards not in it
+/// last, by name).
+pub fn guards<'m>(marks: &'m [Mark], catalogue: &[&str]) -> Vec<&'m str> {
     let rank = |g: &str| catalogue.iter().position(|c| *c == g).unwrap_or(usize::MAX);
     let mut guards: Vec<&str> = marks.iter().map(|m| m.guard.as_str()).collect();
     guards.sort_by_key(|g| (rank(g), *g));
     guards.dedup();
     guards
+}
+
+/// The lanes of `marks` ([`guards`]), at `px_per_turn` pixels per turn.
+pub fn lanes(marks: &[Mark], catalogue: &[&str], px_per_turn: f64) -> Vec<Lane> {
+    guards(marks, catalogue)
         .into_iter()
         .map(|guard| {
             lane(
