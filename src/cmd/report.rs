@@ -163,25 +163,25 @@ fn from_report(from: &Path, out_dir: &Path) -> Result<u8> {
 /// failed when there are labels, else those whose ledger does not finalize as completed),
 /// each group by tokens saved, then firings; and the sentence that says which were picked.
 fn pick_runs(report: &Report, labels: Option<&Labels>, n: usize) -> (Vec<usize>, String) {
-    let failed = |i: usize| {
-        let r = &report.runs[i];
-        match labels {
+    // Once per run: a label is found by the run's canonical path.
+    let failed: Vec<bool> = (report.runs.iter())
+        .map(|r| match labels {
             Some(l) => l.get(r).is_some_and(|x| x.label == Label::Failed),
             None => r.ledger.finalized != "completed",
-        }
-    };
+        })
+        .collect();
     let mut order: Vec<usize> = (0..report.runs.len()).collect();
     order.sort_by_key(|&i| {
         let r = &report.runs[i];
         (
-            !failed(i),
+            !failed[i],
             std::cmp::Reverse(r.savings.combined),
             std::cmp::Reverse(r.firings.len()),
             i,
         )
     });
     order.truncate(n);
-    let from_failed = order.iter().filter(|&&i| failed(i)).count();
+    let from_failed = order.iter().filter(|&&i| failed[i]).count();
     let others = order.len() - from_failed;
     let failed_runs = if labels.is_some() {
         "labelled failed runs"
