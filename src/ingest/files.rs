@@ -159,7 +159,7 @@ pub fn read_document(path: &Path, shown: &str, limits: &Limits) -> Result<Vec<u8
 }
 
 /// [`read_document`] into a vector with room for `spare` more bytes, so that padding it
-/// (for simd-json, [`super::json::parse_unique_padded`]) does not move it.
+/// (for simd-json, [`super::json::read_tape`]) does not move it.
 pub fn read_document_with_room(
     path: &Path,
     shown: &str,

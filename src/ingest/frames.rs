@@ -1,7 +1,8 @@
 //! Context-window frames (`context/*.json`) and the two ledgers, each a whole JSON document.
 //!
 //! Frames are the large documents (the seeds report one of 380 KB), so they go through
-//! simd-json with reused buffers. Message content may be a string or a list of text parts.
+//! simd-json with reused buffers and are read from its tape, with no value tree built.
+//! Message content may be a string or a list of text parts.
 //!
 //! A frame's text is only inspected, never changed, so it is not copied out message by
 //! message: a frame read from disk ([`parse_frame_owned`]) keeps its document, and each
@@ -11,7 +12,6 @@
 use super::error::{FieldError, ParseError, ProblemKind};
 use super::json::*;
 use crate::model::*;
-use simd_json::prelude::*;
 use simd_json::BorrowedValue;
 use std::sync::Arc;
 
@@ -23,15 +23,11 @@ pub fn parse_frame(
     buffers: &mut simd_json::Buffers,
 ) -> Result<Frame, ParseError> {
     let mut arena = String::new();
-    let value = document(bytes, path, buffers)?;
-    let obj = root_object(&value, path)?;
-    let (frame, pieces) = frame_from(obj, path, &mut |text| {
+    let (frame, pieces) = read_frame(bytes, None, path, buffers, &mut |text| {
         let start = arena.len();
         arena.push_str(text);
         Piece::At(start, arena.len())
-    })
-    .map_err(|e| e.locate(path, None))?;
-    drop(value);
+    })?;
     Ok(frame.with_text(&Arc::new(arena), pieces))
 }
 
@@ -46,10 +42,7 @@ pub fn parse_frame_owned(
     let len = bytes.len();
     bytes.resize(len + simd_json::INPUT_PADDING, b' ');
     let (base, end) = (bytes.as_ptr() as usize, bytes.as_ptr() as usize + len);
-    let value =
-        parse_unique_padded(&mut bytes, len, buffers).map_err(|e| e.locate_document(path))?;
-    let obj = root_object(&value, path)?;
-    let (frame, pieces) = frame_from(obj, path, &mut |text| {
+    let (frame, pieces) = read_frame(&mut bytes, Some(len), path, buffers, &mut |text| {
         // A string simd-json left in the document (it always does): its offsets.
         let at = text.as_ptr() as usize;
         if at >= base && at + text.len() <= end {
@@ -57,9 +50,7 @@ pub fn parse_frame_owned(
         } else {
             Piece::Own(text.to_string())
         }
-    })
-    .map_err(|e| e.locate(path, None))?;
-    drop(value);
+    })?;
     // Everything but the messages' text becomes spaces, which leaves the document valid
     // UTF-8 (the spans were `str`s; escapes and keys are gone) and so a `String` for free.
     bytes.truncate(len);
@@ -130,6 +121,31 @@ impl Frame {
     }
 }
 
+/// The frame in `bytes` (as [`read_tape`] takes them), read from the tape; `keep` places
+/// each string the messages' text is taken from.
+fn read_frame(
+    bytes: &mut [u8],
+    padded_len: Option<usize>,
+    path: &str,
+    buffers: &mut simd_json::Buffers,
+    keep: &mut dyn FnMut(&str) -> Piece,
+) -> Result<(Frame, Vec<MessagePieces>), ParseError> {
+    read_tape(bytes, padded_len, buffers, |root| match root.object() {
+        Some(obj) => frame_from(obj, path, keep).map_err(|e| e.locate(path, None)),
+        None => Err(not_an_object(path)),
+    })
+    .map_err(|e| e.locate_document(path))?
+}
+
+fn not_an_object(path: &str) -> ParseError {
+    ParseError {
+        path: path.to_string(),
+        line: None,
+        field: None,
+        kind: ProblemKind::NotAnObject,
+    }
+}
+
 fn document<'a>(
     bytes: &'a mut [u8],
     path: &str,
@@ -142,37 +158,32 @@ fn root_object<'v, 'a>(
     value: &'v BorrowedValue<'a>,
     path: &str,
 ) -> Result<&'v Object<'a>, ParseError> {
-    value.as_object().ok_or_else(|| ParseError {
-        path: path.to_string(),
-        line: None,
-        field: None,
-        kind: ProblemKind::NotAnObject,
-    })
+    value.object().ok_or_else(|| not_an_object(path))
 }
 
 /// The frame with empty message contents, and where each message's text is (`keep`
 /// places a string the document holds).
-fn frame_from(
-    obj: &Object<'_>,
+fn frame_from<'t>(
+    obj: Tape<'t, '_>,
     path: &str,
     keep: &mut dyn FnMut(&str) -> Piece,
 ) -> Result<(Frame, Vec<MessagePieces>), FieldError> {
     let turn = as_u32(required(obj, "turn", "turn")?, "turn")?;
     let list = req_array(obj, "messages")?;
-    let mut messages = Vec::with_capacity(list.len());
-    let mut pieces = Vec::with_capacity(list.len());
+    let mut messages = Vec::with_capacity(list.size_hint().0);
+    let mut pieces = Vec::with_capacity(list.size_hint().0);
     // Every message's content until [`Frame::with_text`] sets it: one shared empty text.
     let empty = Text::from("");
-    for (i, m) in list.iter().enumerate() {
+    for (i, m) in list.enumerate() {
         let (message, piece) =
             message_from(m, &empty, keep).map_err(|e| nested(&format!("messages[{i}]"), e))?;
         messages.push(message);
         pieces.push(piece);
     }
-    let signal_to_noise = match obj.get("signalToNoise").filter(|v| !v.is_null()) {
+    let signal_to_noise = match obj.field("signalToNoise").filter(|v| !v.null()) {
         None => None,
         Some(v) => {
-            let snr = v.as_object().ok_or_else(|| {
+            let snr = v.object().ok_or_else(|| {
                 FieldError::new(
                     "signalToNoise",
                     ProblemKind::WrongType {
@@ -196,12 +207,12 @@ fn frame_from(
     Ok((frame, pieces))
 }
 
-fn message_from(
-    v: &BorrowedValue<'_>,
+fn message_from<'t>(
+    v: TapeValue<'t, '_>,
     empty: &Text,
     keep: &mut dyn FnMut(&str) -> Piece,
 ) -> Result<(Message, MessagePieces), FieldError> {
-    let obj = v.as_object().ok_or_else(|| {
+    let obj = v.object().ok_or_else(|| {
         FieldError::new(
             "",
             ProblemKind::WrongType {
@@ -211,9 +222,9 @@ fn message_from(
         )
     })?;
     let role = role(req_str(obj, "role")?);
-    let piece = match obj.get("content") {
+    let piece = match obj.field("content") {
         None => Piece::At(0, 0),
-        Some(c) if c.is_null() => Piece::At(0, 0),
+        Some(c) if c.null() => Piece::At(0, 0),
         Some(c) => content_text(c, keep).ok_or_else(|| {
             FieldError::new(
                 "content",
@@ -237,16 +248,15 @@ fn message_from(
 }
 
 /// A message's text: a string, or the `text` of each part of a content array, joined.
-fn content_text(c: &BorrowedValue<'_>, keep: &mut dyn FnMut(&str) -> Piece) -> Option<Piece> {
-    if let Some(s) = c.as_str() {
+fn content_text(c: TapeValue<'_, '_>, keep: &mut dyn FnMut(&str) -> Piece) -> Option<Piece> {
+    if let Some(s) = c.str() {
         return Some(keep(s));
     }
-    let parts = c.as_array()?;
+    let parts = c.array()?;
     let texts: Vec<&str> = parts
-        .iter()
         .filter_map(|p| {
-            p.as_str()
-                .or_else(|| p.get("text").and_then(|t| t.as_str()))
+            p.str()
+                .or_else(|| p.object()?.field("text").and_then(|t| t.str()))
         })
         .collect();
     Some(Piece::Own(texts.join("\n")))
@@ -284,7 +294,7 @@ pub fn parse_convergence_ledger(
         .iter()
         .map(|(family, entry)| {
             let field = format!("families.{family}");
-            let entry = entry.as_object().ok_or_else(|| {
+            let entry = entry.object().ok_or_else(|| {
                 FieldError::new(
                     &field,
                     ProblemKind::WrongType {

@@ -1,7 +1,11 @@
-//! Typed field access over simd-json's borrowed values, with errors that name the field.
+//! Typed field access over simd-json's values, with errors that name the field.
 //!
 //! Ingest never trusts a record's shape: each accessor says which field was missing
 //! or of the wrong type, so a bad record is reported as `file:line: field `x`: ...`.
+//!
+//! The accessors read either a built value ([`BorrowedValue`]) or simd-json's tape
+//! ([`TapeValue`], [`read_tape`]): frames, the large documents, are read from the
+//! tape, with no value tree built and dropped for each (issue #13).
 
 use super::error::{FieldError, ProblemKind};
 use crate::model::MAX_TOKENS;
@@ -9,6 +13,110 @@ use simd_json::prelude::*;
 use simd_json::{BorrowedValue, Node};
 
 pub type Object<'a> = simd_json::value::borrowed::Object<'a>;
+pub type TapeValue<'t, 'i> = simd_json::tape::Value<'t, 'i>;
+pub type TapeObject<'t, 'i> = simd_json::tape::Object<'t, 'i>;
+
+/// A JSON value the accessors read, whose strings live for `'v`: a built value or a value
+/// on the tape.
+pub trait Json<'v>: Copy {
+    /// The value's objects and arrays.
+    type Object: Fields<'v, Value = Self>;
+    type Array: IntoIterator<Item = Self>;
+    fn kind(self) -> ValueType;
+    fn null(self) -> bool {
+        self.kind() == ValueType::Null
+    }
+    fn u64(self) -> Option<u64>;
+    fn i64(self) -> Option<i64>;
+    /// A number of any kind, as `f64`.
+    fn f64(self) -> Option<f64>;
+    fn bool(self) -> Option<bool>;
+    fn str(self) -> Option<&'v str>;
+    fn object(self) -> Option<Self::Object>;
+    fn array(self) -> Option<Self::Array>;
+}
+
+/// A JSON object the accessors read fields of.
+pub trait Fields<'v>: Copy {
+    type Value: Json<'v>;
+    fn field(self, key: &str) -> Option<Self::Value>;
+}
+
+impl<'v, 'a> Json<'v> for &'v BorrowedValue<'a> {
+    type Object = &'v Object<'a>;
+    type Array = &'v Vec<BorrowedValue<'a>>;
+    fn kind(self) -> ValueType {
+        self.value_type()
+    }
+    fn u64(self) -> Option<u64> {
+        self.as_u64()
+    }
+    fn i64(self) -> Option<i64> {
+        self.as_i64()
+    }
+    fn f64(self) -> Option<f64> {
+        self.cast_f64()
+    }
+    fn bool(self) -> Option<bool> {
+        self.as_bool()
+    }
+    fn str(self) -> Option<&'v str> {
+        self.as_str()
+    }
+    fn object(self) -> Option<Self::Object> {
+        self.as_object()
+    }
+    fn array(self) -> Option<Self::Array> {
+        self.as_array()
+    }
+}
+
+impl<'v, 'a> Fields<'v> for &'v Object<'a> {
+    type Value = &'v BorrowedValue<'a>;
+    fn field(self, key: &str) -> Option<Self::Value> {
+        self.get(key)
+    }
+}
+
+impl<'t, 'i: 't> Json<'t> for TapeValue<'t, 'i> {
+    type Object = Tape<'t, 'i>;
+    type Array = simd_json::tape::array::Iter<'t, 'i>;
+    fn kind(self) -> ValueType {
+        self.value_type()
+    }
+    fn u64(self) -> Option<u64> {
+        self.as_u64()
+    }
+    fn i64(self) -> Option<i64> {
+        self.as_i64()
+    }
+    fn f64(self) -> Option<f64> {
+        self.cast_f64()
+    }
+    fn bool(self) -> Option<bool> {
+        self.as_bool()
+    }
+    fn str(self) -> Option<&'t str> {
+        self.into_string()
+    }
+    fn object(self) -> Option<Self::Object> {
+        self.is_object().then_some(Tape(self))
+    }
+    fn array(self) -> Option<Self::Array> {
+        Some(self.into_array()?.iter())
+    }
+}
+
+/// An object on the tape (simd-json's own tape object is not `Copy`).
+#[derive(Clone, Copy)]
+pub struct Tape<'t, 'i>(TapeValue<'t, 'i>);
+
+impl<'t, 'i: 't> Fields<'t> for Tape<'t, 'i> {
+    type Value = TapeValue<'t, 'i>;
+    fn field(self, key: &str) -> Option<Self::Value> {
+        self.0.into_object()?.get(key)
+    }
+}
 
 /// Maps a simd-json failure to a problem kind (invalid UTF-8 is its own kind).
 pub fn json_problem(e: &simd_json::Error) -> ProblemKind {
@@ -26,48 +134,48 @@ pub fn parse_unique<'a>(
     bytes: &'a mut [u8],
     buffers: &mut simd_json::Buffers,
 ) -> Result<BorrowedValue<'a>, FieldError> {
-    with_tape(|tape| {
-        simd_json::fill_tape(bytes, buffers, tape)
-            .map_err(|e| FieldError::new("", json_problem(&e)))?;
-        unique_value(tape)
-    })
+    read_tape(bytes, None, buffers, built)
 }
 
-/// [`parse_unique`] of the document `bytes[..len]`, where `bytes` holds at least
-/// [`simd_json::INPUT_PADDING`] bytes more (of any content): simd-json then parses it
-/// where it lies instead of first copying it into a padded buffer of its own.
-pub fn parse_unique_padded<'a>(
+/// The value a tape holds, built.
+fn built<'a>(root: TapeValue<'_, 'a>) -> BorrowedValue<'a> {
+    simd_json::value::lazy::Value::from_tape(root).into_value()
+}
+
+/// Parses one JSON value as [`parse_unique`] does, with the same repeated-key check, and
+/// gives `read` its root on the tape instead of building a value: what `read` keeps of it
+/// is all that is made. With `padded_len`, the document is `bytes[..padded_len]` and
+/// `bytes` holds at least [`simd_json::INPUT_PADDING`] bytes more (of any content):
+/// simd-json then parses it where it lies instead of first copying it into a padded buffer
+/// of its own.
+///
+/// The tape is this thread's, emptied first: it grows to the size of the largest document,
+/// and each frame and event line needs one only while it is read.
+pub fn read_tape<'a, T>(
     bytes: &'a mut [u8],
-    len: usize,
+    padded_len: Option<usize>,
     buffers: &mut simd_json::Buffers,
-) -> Result<BorrowedValue<'a>, FieldError> {
-    with_tape(|tape| {
-        simd_json::fill_tape_padded(bytes, len, buffers, tape)
-            .map_err(|e| FieldError::new("", json_problem(&e)))?;
-        unique_value(tape)
-    })
-}
-
-/// Runs `parse` with this thread's tape, emptied: a tape grows to the size of the largest
-/// document, and every frame and event line needs one only until its value is built.
-fn with_tape<'a, T>(parse: impl FnOnce(&mut simd_json::Tape<'a>) -> T) -> T {
+    read: impl FnOnce(TapeValue<'_, 'a>) -> T,
+) -> Result<T, FieldError> {
     thread_local! {
         static TAPE: std::cell::Cell<Option<simd_json::Tape<'static>>> = const { std::cell::Cell::new(None) };
     }
     let mut tape = TAPE.take().unwrap_or_else(simd_json::Tape::null).reset();
-    let parsed = parse(&mut tape);
+    let filled = match padded_len {
+        Some(len) => simd_json::fill_tape_padded(bytes, len, buffers, &mut tape),
+        None => simd_json::fill_tape(bytes, buffers, &mut tape),
+    };
+    let read = filled
+        .map_err(|e| FieldError::new("", json_problem(&e)))
+        .and_then(|()| match first_duplicate(&tape.0) {
+            Some(at) => Err(FieldError::new(
+                path_to(&tape.0, at),
+                ProblemKind::DuplicateKey,
+            )),
+            None => Ok(read(tape.as_value())),
+        });
     TAPE.set(Some(tape.reset()));
-    parsed
-}
-
-fn unique_value<'a>(tape: &simd_json::Tape<'a>) -> Result<BorrowedValue<'a>, FieldError> {
-    if let Some(at) = first_duplicate(&tape.0) {
-        return Err(FieldError::new(
-            path_to(&tape.0, at),
-            ProblemKind::DuplicateKey,
-        ));
-    }
-    Ok(simd_json::value::lazy::Value::from_tape(tape.as_value()).into_value())
+    read
 }
 
 /// Nodes a value spans on the tape, itself included.
@@ -169,8 +277,8 @@ fn path_to(nodes: &[Node<'_>], target: usize) -> String {
 }
 
 /// Name of a JSON value's type, for "expected X, found Y" messages.
-pub fn type_name(v: &BorrowedValue<'_>) -> String {
-    match v.value_type() {
+pub fn type_name<'v>(v: impl Json<'v>) -> String {
+    match v.kind() {
         ValueType::Null => "null",
         ValueType::Bool => "boolean",
         ValueType::I64 | ValueType::U64 | ValueType::I128 | ValueType::U128 => "integer",
@@ -183,7 +291,7 @@ pub fn type_name(v: &BorrowedValue<'_>) -> String {
     .to_string()
 }
 
-fn wrong(field: &str, expected: &'static str, v: &BorrowedValue<'_>) -> FieldError {
+fn wrong<'v>(field: &str, expected: &'static str, v: impl Json<'v>) -> FieldError {
     FieldError::new(
         field,
         ProblemKind::WrongType {
@@ -194,30 +302,26 @@ fn wrong(field: &str, expected: &'static str, v: &BorrowedValue<'_>) -> FieldErr
 }
 
 /// A present, non-null field; `null` counts as absent, as the harness writes optional fields.
-fn present<'v, 'a>(obj: &'v Object<'a>, key: &str) -> Option<&'v BorrowedValue<'a>> {
-    obj.get(key).filter(|v| !v.is_null())
+fn present<'v, O: Fields<'v>>(obj: O, key: &str) -> Option<O::Value> {
+    obj.field(key).filter(|v| !v.null())
 }
 
-pub fn required<'v, 'a>(
-    obj: &'v Object<'a>,
-    key: &str,
-    field: &str,
-) -> Result<&'v BorrowedValue<'a>, FieldError> {
+pub fn required<'v, O: Fields<'v>>(obj: O, key: &str, field: &str) -> Result<O::Value, FieldError> {
     present(obj, key).ok_or_else(|| FieldError::new(field, ProblemKind::MissingField))
 }
 
 /// A non-negative integer. Floats with no fraction are accepted (JS writes `3.0` rarely, but does).
-pub fn as_count(v: &BorrowedValue<'_>, field: &str) -> Result<u64, FieldError> {
-    if let Some(n) = v.as_u64() {
+pub fn as_count<'v>(v: impl Json<'v>, field: &str) -> Result<u64, FieldError> {
+    if let Some(n) = v.u64() {
         return Ok(n);
     }
-    if let Some(n) = v.as_i64() {
+    if let Some(n) = v.i64() {
         return Err(FieldError::new(
             field,
             ProblemKind::BadValue(format!("expected a non-negative integer, found {n}")),
         ));
     }
-    if let Some(f) = v.as_f64() {
+    if let Some(f) = v.f64().filter(|_| v.kind() == ValueType::F64) {
         if f.is_finite() && f >= 0.0 && f.fract() == 0.0 && f < 9.0e15 {
             return Ok(f as u64);
         }
@@ -229,11 +333,11 @@ pub fn as_count(v: &BorrowedValue<'_>, field: &str) -> Result<u64, FieldError> {
     Err(wrong(field, "integer", v))
 }
 
-pub fn req_count(obj: &Object<'_>, key: &str) -> Result<u64, FieldError> {
+pub fn req_count<'v>(obj: impl Fields<'v>, key: &str) -> Result<u64, FieldError> {
     as_count(required(obj, key, key)?, key)
 }
 
-pub fn opt_count(obj: &Object<'_>, key: &str) -> Result<Option<u64>, FieldError> {
+pub fn opt_count<'v>(obj: impl Fields<'v>, key: &str) -> Result<Option<u64>, FieldError> {
     present(obj, key).map(|v| as_count(v, key)).transpose()
 }
 
@@ -249,93 +353,96 @@ pub fn token_count(n: u64, field: &str) -> Result<u64, FieldError> {
 }
 
 /// A required token count.
-pub fn req_tokens(obj: &Object<'_>, key: &str) -> Result<u64, FieldError> {
+pub fn req_tokens<'v>(obj: impl Fields<'v>, key: &str) -> Result<u64, FieldError> {
     token_count(req_count(obj, key)?, key)
 }
 
 /// An optional token count.
-pub fn opt_tokens(obj: &Object<'_>, key: &str) -> Result<Option<u64>, FieldError> {
+pub fn opt_tokens<'v>(obj: impl Fields<'v>, key: &str) -> Result<Option<u64>, FieldError> {
     opt_count(obj, key)?
         .map(|n| token_count(n, key))
         .transpose()
 }
 
 /// An integer that must fit the 32-bit counters the model uses (turns, sessions).
-pub fn as_u32(v: &BorrowedValue<'_>, field: &str) -> Result<u32, FieldError> {
+pub fn as_u32<'v>(v: impl Json<'v>, field: &str) -> Result<u32, FieldError> {
     let n = as_count(v, field)?;
     u32::try_from(n)
         .map_err(|_| FieldError::new(field, ProblemKind::BadValue(format!("{n} is out of range"))))
 }
 
-pub fn req_str<'v>(obj: &'v Object<'_>, key: &str) -> Result<&'v str, FieldError> {
+pub fn req_str<'v>(obj: impl Fields<'v>, key: &str) -> Result<&'v str, FieldError> {
     let v = required(obj, key, key)?;
-    v.as_str().ok_or_else(|| wrong(key, "string", v))
+    v.str().ok_or_else(|| wrong(key, "string", v))
 }
 
-pub fn opt_str<'v>(obj: &'v Object<'_>, key: &str) -> Result<Option<&'v str>, FieldError> {
+pub fn opt_str<'v>(obj: impl Fields<'v>, key: &str) -> Result<Option<&'v str>, FieldError> {
     present(obj, key)
-        .map(|v| v.as_str().ok_or_else(|| wrong(key, "string", v)))
+        .map(|v| v.str().ok_or_else(|| wrong(key, "string", v)))
         .transpose()
 }
 
-pub fn opt_string(obj: &Object<'_>, key: &str) -> Result<Option<String>, FieldError> {
+pub fn opt_string<'v>(obj: impl Fields<'v>, key: &str) -> Result<Option<String>, FieldError> {
     Ok(opt_str(obj, key)?.map(str::to_string))
 }
 
-pub fn req_bool(obj: &Object<'_>, key: &str) -> Result<bool, FieldError> {
+pub fn req_bool<'v>(obj: impl Fields<'v>, key: &str) -> Result<bool, FieldError> {
     let v = required(obj, key, key)?;
-    v.as_bool().ok_or_else(|| wrong(key, "boolean", v))
+    v.bool().ok_or_else(|| wrong(key, "boolean", v))
 }
 
-pub fn opt_bool(obj: &Object<'_>, key: &str) -> Result<Option<bool>, FieldError> {
+pub fn opt_bool<'v>(obj: impl Fields<'v>, key: &str) -> Result<Option<bool>, FieldError> {
     present(obj, key)
-        .map(|v| v.as_bool().ok_or_else(|| wrong(key, "boolean", v)))
+        .map(|v| v.bool().ok_or_else(|| wrong(key, "boolean", v)))
         .transpose()
 }
 
 /// A number, integer or not (`0` is as good a cost as `0.0`).
-pub fn opt_f64(obj: &Object<'_>, key: &str) -> Result<Option<f64>, FieldError> {
+pub fn opt_f64<'v>(obj: impl Fields<'v>, key: &str) -> Result<Option<f64>, FieldError> {
     present(obj, key)
         .map(|v| {
-            v.cast_f64()
+            v.f64()
                 .filter(|f| f.is_finite())
                 .ok_or_else(|| wrong(key, "finite number", v))
         })
         .transpose()
 }
 
-pub fn req_object<'v, 'a>(obj: &'v Object<'a>, key: &str) -> Result<&'v Object<'a>, FieldError> {
+pub fn req_object<'v, O: Fields<'v>>(
+    obj: O,
+    key: &str,
+) -> Result<<O::Value as Json<'v>>::Object, FieldError> {
     let v = required(obj, key, key)?;
-    v.as_object().ok_or_else(|| wrong(key, "object", v))
+    v.object().ok_or_else(|| wrong(key, "object", v))
 }
 
-pub fn opt_array<'v, 'a>(
-    obj: &'v Object<'a>,
+pub fn opt_array<'v, O: Fields<'v>>(
+    obj: O,
     key: &str,
-) -> Result<Option<&'v Vec<BorrowedValue<'a>>>, FieldError> {
+) -> Result<Option<<O::Value as Json<'v>>::Array>, FieldError> {
     present(obj, key)
-        .map(|v| v.as_array().ok_or_else(|| wrong(key, "array", v)))
+        .map(|v| v.array().ok_or_else(|| wrong(key, "array", v)))
         .transpose()
 }
 
-pub fn req_array<'v, 'a>(
-    obj: &'v Object<'a>,
+pub fn req_array<'v, O: Fields<'v>>(
+    obj: O,
     key: &str,
-) -> Result<&'v Vec<BorrowedValue<'a>>, FieldError> {
+) -> Result<<O::Value as Json<'v>>::Array, FieldError> {
     let v = required(obj, key, key)?;
-    v.as_array().ok_or_else(|| wrong(key, "array", v))
+    v.array().ok_or_else(|| wrong(key, "array", v))
 }
 
 /// An array of strings (e.g. `paths`).
-pub fn opt_str_list(obj: &Object<'_>, key: &str) -> Result<Vec<String>, FieldError> {
+pub fn opt_str_list<'v>(obj: impl Fields<'v>, key: &str) -> Result<Vec<String>, FieldError> {
     let Some(items) = opt_array(obj, key)? else {
         return Ok(Vec::new());
     };
     items
-        .iter()
+        .into_iter()
         .enumerate()
         .map(|(i, v)| {
-            v.as_str()
+            v.str()
                 .map(str::to_string)
                 .ok_or_else(|| wrong(&format!("{key}[{i}]"), "string", v))
         })
