@@ -148,7 +148,7 @@ impl ArtifactPacking {
             });
         };
         let bytes = text.len() as u64;
-        let lines = text.lines().count() as u64;
+        let lines = line_count(text);
         if bytes <= max_bytes && lines <= max_lines && outcome.chars <= max_bytes {
             return None;
         }
@@ -163,6 +163,13 @@ impl ArtifactPacking {
             signal,
         })
     }
+}
+
+/// Lines in `text`, as `str::lines().count()` gives them: its newlines, and one more for a
+/// last line with none. Counted with memchr, since every tool output passes here.
+fn line_count(text: &str) -> u64 {
+    let newlines = memchr::memchr_iter(b'\n', text.as_bytes()).count();
+    (newlines + usize::from(!text.is_empty() && !text.ends_with('\n'))) as u64
 }
 
 /// The head of `text` a packed result keeps: its first `max_lines` lines, cut to at most
@@ -191,6 +198,22 @@ mod tests {
         // `é` is two bytes: a cut inside it moves back.
         assert_eq!(preview("aé", 2, 400), "a");
         assert_eq!(preview("", 0, 0), "");
+    }
+
+    #[test]
+    fn lines_are_counted_as_str_lines_counts_them() {
+        for text in [
+            "",
+            "\n",
+            "a",
+            "a\n",
+            "a\nb",
+            "a\r\nb\r\n",
+            "\n\n",
+            "é\nx\n\ny",
+        ] {
+            assert_eq!(line_count(text), text.lines().count() as u64, "{text:?}");
+        }
     }
 
     fn outcome(text: &str) -> Outcome {
