@@ -81,7 +81,7 @@ pub fn read_events_capped(
 ) -> Result<Vec<Event>, ParseError> {
     let mut events = Vec::new();
     let mut lines = LineReader::new(reader, max_line);
-    let mut buffers = simd_json::Buffers::default();
+    let mut buffers = ThreadBuffers::take();
     while let Some(line) = lines.next_line() {
         let Line {
             number,

@@ -137,6 +137,41 @@ pub fn parse_unique<'a>(
     read_tape(bytes, None, buffers, built)
 }
 
+/// This thread's simd-json buffers, lent until dropped: they grow to the largest document
+/// the thread has read and are reused, where a fresh set per run grew (and copied) its
+/// way up again on every run's frames (issue #13). A second loan while one is out gets a
+/// fresh set.
+pub struct ThreadBuffers(simd_json::Buffers);
+
+thread_local! {
+    static BUFFERS: std::cell::Cell<Option<simd_json::Buffers>> = const { std::cell::Cell::new(None) };
+}
+
+impl ThreadBuffers {
+    pub fn take() -> Self {
+        Self(BUFFERS.take().unwrap_or_default())
+    }
+}
+
+impl std::ops::Deref for ThreadBuffers {
+    type Target = simd_json::Buffers;
+    fn deref(&self) -> &Self::Target {
+        &self.0
+    }
+}
+
+impl std::ops::DerefMut for ThreadBuffers {
+    fn deref_mut(&mut self) -> &mut Self::Target {
+        &mut self.0
+    }
+}
+
+impl Drop for ThreadBuffers {
+    fn drop(&mut self) {
+        BUFFERS.set(Some(std::mem::take(&mut self.0)));
+    }
+}
+
 /// The value a tape holds, built.
 fn built<'a>(root: TapeValue<'_, 'a>) -> BorrowedValue<'a> {
     simd_json::value::lazy::Value::from_tape(root).into_value()

@@ -24,6 +24,7 @@ pub use error::{ParseError, Policy, ProblemKind, Problems};
 pub use events::{Abandoned, Copied, IngestStats};
 pub use files::Limits;
 use files::{io_problem, is_there, open_regular, read_document, read_document_with_room};
+use json::ThreadBuffers;
 pub use formats::InputFormat;
 use std::io::BufReader;
 use std::path::Path;
@@ -73,7 +74,7 @@ pub fn load_run(run: &RunSource, policy: Policy) -> Result<LoadedRun, ParseError
         }
         Err(e) => loaded.problems.record(policy, e)?,
     }
-    let mut buffers = simd_json::Buffers::default();
+    let mut buffers = ThreadBuffers::take();
     loaded.frames = load_frames(
         &run.path.join("context"),
         policy,
@@ -148,7 +149,7 @@ pub fn load_convergence_ledger(
         return Ok(Vec::new());
     }
     let shown = display(&path);
-    let mut buffers = simd_json::Buffers::default();
+    let mut buffers = ThreadBuffers::take();
     match read_document(&path, &shown, limits)
         .and_then(|mut bytes| frames::parse_convergence_ledger(&mut bytes, &shown, &mut buffers))
     {

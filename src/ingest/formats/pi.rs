@@ -34,7 +34,7 @@
 use super::builder::{Builder, ErrorTable, ToolTable};
 use crate::ingest::error::{FieldError, ParseError, Policy, ProblemKind};
 use crate::ingest::formats::{open_lines, Sniffed};
-use crate::ingest::json::parse_unique;
+use crate::ingest::json::{parse_unique, ThreadBuffers};
 use crate::ingest::{Limits, LoadedRun};
 use session::Session;
 use std::path::Path;
@@ -170,7 +170,7 @@ pub fn import(path: &Path, policy: Policy, limits: &Limits) -> Result<LoadedRun,
         }
     };
     let mut run = Session::new(Builder::new(&shown), branch);
-    let mut buffers = simd_json::Buffers::default();
+    let mut buffers = ThreadBuffers::take();
     while let Some(line) = lines.next_line() {
         let line = match line {
             Ok(line) => line,
