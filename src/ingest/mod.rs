@@ -24,8 +24,8 @@ pub use error::{ParseError, Policy, ProblemKind, Problems};
 pub use events::{Abandoned, Copied, IngestStats};
 pub use files::Limits;
 use files::{io_problem, is_there, open_regular, read_document, read_document_with_room};
-use json::ThreadBuffers;
 pub use formats::InputFormat;
+use json::ThreadBuffers;
 use std::io::BufReader;
 use std::path::Path;
 
