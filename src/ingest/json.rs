@@ -42,24 +42,32 @@ pub trait Fields<'v>: Copy {
     fn field(self, key: &str) -> Option<Self::Value>;
 }
 
+/// The scalar readings, the same for both kinds of value: simd-json's own, through its
+/// `ValueAsScalar` and `TypedValue`.
+macro_rules! scalars {
+    () => {
+        fn kind(self) -> ValueType {
+            self.value_type()
+        }
+        fn u64(self) -> Option<u64> {
+            self.as_u64()
+        }
+        fn i64(self) -> Option<i64> {
+            self.as_i64()
+        }
+        fn f64(self) -> Option<f64> {
+            self.cast_f64()
+        }
+        fn bool(self) -> Option<bool> {
+            self.as_bool()
+        }
+    };
+}
+
 impl<'v, 'a> Json<'v> for &'v BorrowedValue<'a> {
     type Object = &'v Object<'a>;
     type Array = &'v Vec<BorrowedValue<'a>>;
-    fn kind(self) -> ValueType {
-        self.value_type()
-    }
-    fn u64(self) -> Option<u64> {
-        self.as_u64()
-    }
-    fn i64(self) -> Option<i64> {
-        self.as_i64()
-    }
-    fn f64(self) -> Option<f64> {
-        self.cast_f64()
-    }
-    fn bool(self) -> Option<bool> {
-        self.as_bool()
-    }
+    scalars!();
     fn str(self) -> Option<&'v str> {
         self.as_str()
     }
@@ -81,21 +89,7 @@ impl<'v, 'a> Fields<'v> for &'v Object<'a> {
 impl<'t, 'i: 't> Json<'t> for TapeValue<'t, 'i> {
     type Object = Tape<'t, 'i>;
     type Array = simd_json::tape::array::Iter<'t, 'i>;
-    fn kind(self) -> ValueType {
-        self.value_type()
-    }
-    fn u64(self) -> Option<u64> {
-        self.as_u64()
-    }
-    fn i64(self) -> Option<i64> {
-        self.as_i64()
-    }
-    fn f64(self) -> Option<f64> {
-        self.cast_f64()
-    }
-    fn bool(self) -> Option<bool> {
-        self.as_bool()
-    }
+    scalars!();
     fn str(self) -> Option<&'t str> {
         self.into_string()
     }
