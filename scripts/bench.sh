@@ -190,31 +190,54 @@ centis() {
     echo $((10#$whole * 100 + 10#${frac:0:2}))
 }
 
-# measure KEY OUT CMD...: BENCH_REPS runs; sets ns_KEY (median), best_KEY, kb_KEY (peak
-# RSS), cpu_KEY (median CPU ms, "" without GNU time) and warn_KEY (stderr lines of the
-# last run).
-measure() {
-    local key=$1 out=$2 r times=() peak="" cpus=()
+# sample KEY OUT CMD...: one timed run of CMD, added to KEY's samples (wall ns, CPU ms,
+# peak RSS).
+declare -A samples_of=() cpus_of=() peak_of=()
+sample() {
+    local key=$1 out=$2
     shift 2
-    for ((r = 0; r < reps; r++)); do
-        timed "$out" "$@"
-        times+=("$elapsed_ns")
-        [[ -z $cpu_ms ]] || cpus+=("$cpu_ms")
-        if [[ -n $rss_kb ]] && { [[ -z $peak ]] || ((rss_kb > peak)); }; then
-            peak=$rss_kb
-        fi
-    done
-    mapfile -t times < <(printf '%s\n' "${times[@]}" | sort -n)
+    timed "$out" "$@"
+    samples_of[$key]+="$elapsed_ns "
+    [[ -z $cpu_ms ]] || cpus_of[$key]+="$cpu_ms "
+    if [[ -n $rss_kb ]] && { [[ -z ${peak_of[$key]:-} ]] || ((rss_kb > peak_of[$key])); }; then
+        peak_of[$key]=$rss_kb
+    fi
+}
+
+# summarize KEY: sets ns_KEY (median of KEY's samples), best_KEY, kb_KEY (peak RSS),
+# cpu_KEY (median CPU ms, "" without GNU time) and warn_KEY (stderr lines of the last run).
+summarize() {
+    local key=$1 times cpus
+    mapfile -t times < <(printf '%s\n' ${samples_of[$key]} | sort -n)
     printf -v "best_$key" '%s' "${times[0]}"
-    printf -v "ns_$key" '%s' "${times[$((reps / 2))]}"
-    printf -v "kb_$key" '%s' "$peak"
+    printf -v "ns_$key" '%s' "${times[$((${#times[@]} / 2))]}"
+    printf -v "kb_$key" '%s' "${peak_of[$key]:-}"
     printf -v "cpu_$key" '%s' ""
-    if ((${#cpus[@]} > 0)); then
-        mapfile -t cpus < <(printf '%s\n' "${cpus[@]}" | sort -n)
+    if [[ -n ${cpus_of[$key]:-} ]]; then
+        mapfile -t cpus < <(printf '%s\n' ${cpus_of[$key]} | sort -n)
         printf -v "cpu_$key" '%s' "${cpus[$((${#cpus[@]} / 2))]}"
     fi
     printf -v "warn_$key" '%s' "$(wc -l <"$tmp/stderr.txt")"
     echo "   ${key}: $(printf '%s ' "${times[@]}")ns"
+    unset "samples_of[$key]" "cpus_of[$key]" "peak_of[$key]"
+}
+
+# settle: writes what is still dirty in the page cache (a corpus just generated) to disk
+# and warms the cache with the listed files, so that no writeback runs on the cores while
+# they are measured.
+settle() {
+    sync
+    "$tmp/over-files" "$tmp/all.list" cat -- >/dev/null
+}
+
+# measure KEY OUT CMD...: BENCH_REPS runs of CMD, summarized.
+measure() {
+    local key=$1 out=$2 r
+    shift 2
+    for ((r = 0; r < reps; r++)); do
+        sample "$key" "$out" "$@"
+    done
+    summarize "$key"
 }
 
 secs() { if (($1 < 0)); then echo "-$(decimal $((-$1)) 1000000000 3)"; else decimal "$1" 1000000000 3; fi; }
@@ -309,8 +332,8 @@ for mb in "${sizes[@]}"; do
         notes+=("$note")
     fi
 
-    echo "== ${mb} MB: warming the page cache"
-    "$tmp/over-files" "$tmp/all.list" cat -- >/dev/null
+    echo "== ${mb} MB: writing back and warming the page cache"
+    settle
     echo "== ${mb} MB: measuring (${reps} repetitions each, wall clock in ns)"
     measure cat /dev/null "$tmp/over-files" "$tmp/all.list" cat --
     measure wc /dev/null "$tmp/over-files" "$tmp/all.list" wc -l --
@@ -373,8 +396,9 @@ synth_into() {
     "$hindsight" synth --out "$dir" "$@"
     echo "   generated in $(secs $(($(now_ns) - start))) s"
     list_corpus "$dir"
-    "$tmp/over-files" "$tmp/all.list" cat -- >/dev/null
+    settle
 }
+
 # room KB LABEL: true when KB kilobytes are free under $tmp; otherwise a note says so.
 room() {
     local avail_kb="" df note
@@ -429,11 +453,18 @@ if ((single_mb > 0)); then
     if room $((single_mb * 1400 + 100000)) "single project of ${single_mb} MB"; then
         echo "== one project, ${single_mb} MB: generating (hindsight synth --projects 1 --mb ${single_mb} --seed ${seed})"
         synth_into "$tmp/single" --projects 1 --mb "$single_mb" --seed "$seed"
-        echo "== one project: measuring (${reps} repetitions each, wall clock in ns)"
-        measure single1 /dev/null \
-            "$hindsight" replay "$tmp/single" --format json --out "$tmp/report-single-1.json" --threads 1
-        measure single2 /dev/null \
-            "$hindsight" replay "$tmp/single" --format json --out "$tmp/report-single-2.json" --threads 2
+        # The speedup is a ratio of two short times: 1 and 2 threads alternate, so both see
+        # the same moments of a shared machine, and short runs get three times the
+        # repetitions.
+        echo "== one project: measuring ($((3 * reps)) repetitions each, alternating, wall clock in ns)"
+        for ((r = 0; r < 3 * reps; r++)); do
+            for threads in 1 2; do
+                sample "single$threads" /dev/null "$hindsight" replay "$tmp/single" \
+                    --format json --out "$tmp/report-single-$threads.json" --threads "$threads"
+            done
+        done
+        summarize single1
+        summarize single2
         same=no
         if cmp -s "$tmp/report-single-1.json" "$tmp/report-single-2.json"; then same=yes; fi
         echo
@@ -557,7 +588,7 @@ if ((${#loop_rows[@]} > 0)); then
 fi
 if [[ -n $single_row ]]; then
     echo
-    echo "One project (median of ${reps}):"
+    echo "One project (median of $((3 * reps)), 1 and 2 threads alternating):"
     echo "| corpus MB | runs | --threads 1 s | --threads 2 s | speedup | peak RSS (1 / 2) |"
     echo "|---:|---:|---:|---:|---:|---|"
     echo "$single_row"
