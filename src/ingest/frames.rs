@@ -130,20 +130,10 @@ fn read_frame(
     buffers: &mut simd_json::Buffers,
     keep: &mut dyn FnMut(&str) -> Piece,
 ) -> Result<(Frame, Vec<MessagePieces>), ParseError> {
-    read_tape(bytes, padded_len, buffers, |root| match root.object() {
-        Some(obj) => frame_from(obj, path, keep).map_err(|e| e.locate(path, None)),
-        None => Err(not_an_object(path)),
+    read_tape(bytes, padded_len, buffers, |root| {
+        frame_from(root_object(root, path)?, path, keep).map_err(|e| e.locate(path, None))
     })
     .map_err(|e| e.locate_document(path))?
-}
-
-fn not_an_object(path: &str) -> ParseError {
-    ParseError {
-        path: path.to_string(),
-        line: None,
-        field: None,
-        kind: ProblemKind::NotAnObject,
-    }
 }
 
 fn document<'a>(
@@ -154,17 +144,20 @@ fn document<'a>(
     parse_unique(bytes, buffers).map_err(|e| e.locate_document(path))
 }
 
-fn root_object<'v, 'a>(
-    value: &'v BorrowedValue<'a>,
-    path: &str,
-) -> Result<&'v Object<'a>, ParseError> {
-    value.object().ok_or_else(|| not_an_object(path))
+/// The document's root, which must be an object (a built value or one on the tape).
+fn root_object<'v, V: Json<'v>>(value: V, path: &str) -> Result<V::Object, ParseError> {
+    value.object().ok_or_else(|| ParseError {
+        path: path.to_string(),
+        line: None,
+        field: None,
+        kind: ProblemKind::NotAnObject,
+    })
 }
 
 /// The frame with empty message contents, and where each message's text is (`keep`
 /// places a string the document holds).
 fn frame_from<'t>(
-    obj: Tape<'t, '_>,
+    obj: TapeObject<'t, '_>,
     path: &str,
     keep: &mut dyn FnMut(&str) -> Piece,
 ) -> Result<(Frame, Vec<MessagePieces>), FieldError> {

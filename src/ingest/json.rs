@@ -14,7 +14,6 @@ use simd_json::{BorrowedValue, Node};
 
 pub type Object<'a> = simd_json::value::borrowed::Object<'a>;
 pub type TapeValue<'t, 'i> = simd_json::tape::Value<'t, 'i>;
-pub type TapeObject<'t, 'i> = simd_json::tape::Object<'t, 'i>;
 
 /// A JSON value the accessors read, whose strings live for `'v`: a built value or a value
 /// on the tape.
@@ -87,14 +86,14 @@ impl<'v, 'a> Fields<'v> for &'v Object<'a> {
 }
 
 impl<'t, 'i: 't> Json<'t> for TapeValue<'t, 'i> {
-    type Object = Tape<'t, 'i>;
+    type Object = TapeObject<'t, 'i>;
     type Array = simd_json::tape::array::Iter<'t, 'i>;
     scalars!();
     fn str(self) -> Option<&'t str> {
         self.into_string()
     }
     fn object(self) -> Option<Self::Object> {
-        self.is_object().then_some(Tape(self))
+        self.is_object().then_some(TapeObject(self))
     }
     fn array(self) -> Option<Self::Array> {
         Some(self.into_array()?.iter())
@@ -103,9 +102,9 @@ impl<'t, 'i: 't> Json<'t> for TapeValue<'t, 'i> {
 
 /// An object on the tape (simd-json's own tape object is not `Copy`).
 #[derive(Clone, Copy)]
-pub struct Tape<'t, 'i>(TapeValue<'t, 'i>);
+pub struct TapeObject<'t, 'i>(TapeValue<'t, 'i>);
 
-impl<'t, 'i: 't> Fields<'t> for Tape<'t, 'i> {
+impl<'t, 'i: 't> Fields<'t> for TapeObject<'t, 'i> {
     type Value = TapeValue<'t, 'i>;
     fn field(self, key: &str) -> Option<Self::Value> {
         self.0.into_object()?.get(key)
