@@ -66,7 +66,7 @@ pub fn run(args: Args) -> Result<u8> {
     let by_name: HashMap<&str, &ProjectSource> =
         replayed.iter().map(|p| (p.name.as_str(), p)).collect();
     let policy = input.policy();
-    // On the worker that replayed it, each run is read again and walked into its lines.
+    // On a worker thread, each run is read again and walked into its lines.
     let lines = |r: RunReplay| -> Result<Vec<u8>> {
         let key = (r.project.clone(), r.run_id.clone());
         if picked.as_ref().is_some_and(|runs| !runs.contains(&key)) {

@@ -261,7 +261,7 @@ impl Input {
     }
 
     /// Replays `projects` with `config`, handing each run, turned into a `T` by `map` on
-    /// the worker that replayed it, to `deliver` on this thread, in input order, while the
+    /// a worker thread, to `deliver` on this thread, in input order, while the
     /// replay goes on: a report can be written as it runs, holding no more than the runs
     /// not yet handed on (a bounded queue holds back the workers when `deliver` is slower).
     /// Shows progress; warns once per damaged file at the end.

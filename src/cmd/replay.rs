@@ -115,7 +115,7 @@ fn write_report(
     let mut stream = JsonStream::begin_current(out)?;
     let mut summary = SummaryBuilder::default();
     let mut failed = None;
-    // Each run becomes its entry's bytes and its tally where it was replayed: that is all
+    // Each run becomes its entry's bytes and its tally on a worker thread: that is all
     // a run waiting for its turn holds.
     let written = |r: RunReplay| {
         let run = RunReport::of(&r, prices);

@@ -1,11 +1,12 @@
 //! The order the work is done in (issue #13): projects in parallel; within a project, the
-//! next runs read and parsed in parallel (a window of look-ahead) while the current one is
-//! replayed, strictly in session order; and each result handed on in input order as soon
-//! as everything before it is done. A project starts only within a window of the first
-//! one not yet handed on in full, and a project behind that one pauses between two windows
-//! of runs while too many finished runs wait for their turn ([`runs_waiting`]), resuming
-//! when the first one moves. Output never depends on the thread count, and memory holds a
-//! window of loaded runs per busy project and a bounded number of waiting results, not the
+//! runs ahead of the one being replayed read and parsed in parallel (a bounded look-ahead,
+//! read in session order by whichever thread is free), each replayed strictly in session
+//! order as soon as it is read and its turn comes; and each result handed on in input
+//! order as soon as everything before it is done. A project starts only within a window of
+//! the first one not yet handed on in full, and a project behind that one stops reading
+//! ahead while too many finished runs wait for their turn ([`runs_waiting`]), resuming
+//! when the first one moves. Output never depends on the thread count, and memory holds
+//! the look-ahead of each busy project and a bounded number of waiting results, not the
 //! corpus and not a whole project.
 //!
 //! A project whose recorded convergence ledger holds rounds that replaying its runs does
@@ -17,13 +18,14 @@
 
 use super::{settle_guard_failures, ProjectReplayer, ReplayError, RunReplay};
 use crate::config::Config;
-use crate::ingest::{self, LoadedRun, ParseError, Policy, Problems, ProjectSource};
-use rayon::prelude::*;
+use crate::ingest::{self, Policy, Problems, ProjectSource};
 use std::collections::BTreeMap;
-use std::sync::Mutex;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Condvar, Mutex};
+use std::time::Duration;
 
-/// Replays every project and hands each run, turned into a `T` by `map` on the worker
-/// that replayed it, to `deliver` in input order (projects in order, each project's runs
+/// Replays every project and hands each run, turned into a `T` by `map` on a worker
+/// thread (not in the project's in-order path), to `deliver` in input order (projects in order, each project's runs
 /// in session order). `progress` is called once per replayed run. On an error (a bad
 /// record under [`Policy::Strict`], a bad setting), the error of the first project in
 /// input order that has one is returned; runs may have been delivered before it.
@@ -72,9 +74,9 @@ fn projects_ahead() -> usize {
 }
 
 /// Runs that may wait for their turn before a project that is not the first one not yet
-/// handed on pauses (between two windows of runs) until that one moves: enough to keep a
-/// thread busy past the first project for a while, few enough that memory does not grow
-/// with the length of the projects (issue #13).
+/// handed on stops reading ahead, and pauses once the runs it reads are replayed, until
+/// that one moves: enough to keep a thread busy past the first project for a while, few
+/// enough that memory does not grow with the length of the projects (issue #13).
 fn runs_waiting() -> usize {
     16 * rayon::current_num_threads().max(1)
 }
@@ -176,13 +178,18 @@ impl<'a, 'd, T: Send> Work<'a, 'd, T> {
                 Pass::Seeded => &|| {},
                 _ => self.progress,
             };
-            let mut each = |i, run| match pass {
+            let held = match pass {
+                Pass::First { held, .. } => Some(Mutex::new(held)),
+                Pass::Only | Pass::Seeded => None,
+            };
+            let each = |i, run| match &held {
                 // Held as what will be handed on, not as the replay: the smaller.
-                Pass::First { held, .. } => {
-                    held.push((self.map)(run));
+                Some(held) => {
+                    let item = (self.map)(run);
+                    lock(held).push((i, item));
                     lock(&self.state).hold(p, 1);
                 }
-                Pass::Only | Pass::Seeded => self.hand_on(scope, p, i, run),
+                None => self.hand_on(scope, p, i, run),
             };
             let pause = || lock(&self.state).should_pause(p, self.waiting_cap);
             let step = replay_sessions(
@@ -191,7 +198,7 @@ impl<'a, 'd, T: Send> Work<'a, 'd, T> {
                 sessions,
                 self.policy,
                 progress,
-                &mut each,
+                &each,
                 &pause,
             );
             match step {
@@ -215,7 +222,7 @@ impl<'a, 'd, T: Send> Work<'a, 'd, T> {
                     match next {
                         Ok(Some(next)) => task = next,
                         Ok(None) => {
-                            for (i, item) in held.into_iter().enumerate() {
+                            for (i, item) in held {
                                 self.put(scope, p, i, item);
                             }
                             return self.start_ready(scope);
@@ -275,10 +282,10 @@ struct ProjectTask<T> {
 
 enum Pass<T> {
     Only,
-    /// The runs held, and the project's own problems (its convergence ledger's) for the
-    /// first run of a second pass.
+    /// The runs held (each with its place in the project), and the project's own problems
+    /// (its convergence ledger's) for the first run of a second pass.
     First {
-        held: Vec<T>,
+        held: Vec<(usize, T)>,
         problems: Problems,
     },
     Seeded,
@@ -343,92 +350,204 @@ impl<T> ProjectTask<T> {
         }))
     }
 
-    /// Takes the runs a first pass held (none for the other passes).
-    fn held(&mut self) -> Vec<T> {
+    /// Takes the runs a first pass held, in session order (none for the other passes).
+    fn held(&mut self) -> Vec<(usize, T)> {
         match &mut self.pass {
-            Pass::First { held, .. } => std::mem::take(held),
+            Pass::First { held, .. } => {
+                let mut held = std::mem::take(held);
+                held.sort_unstable_by_key(|(i, _)| *i);
+                held
+            }
             _ => Vec::new(),
         }
     }
 }
 
-/// Runs read ahead of the one being replayed: one per thread keeps every thread parsing
-/// while one replays, and bounds what a project holds to two windows of runs.
+/// Runs read ahead of the one being replayed: one per thread, so every thread but the
+/// replaying one has a run to read, and one more, so the replaying thread finds its next
+/// run read, or one to read itself, when it is done with one. This bounds what a project
+/// holds.
 fn look_ahead() -> usize {
-    rayon::current_num_threads().max(1)
+    rayon::current_num_threads().max(1) + 1
 }
 
-/// Where the replay of a project's sessions stands: the next run to replay, the window of
-/// runs read ahead from it (once read), and the problems that go on the next run.
+/// Where the replay of a project's sessions stands: the next run to replay, and the
+/// problems that go on it.
 struct Sessions {
     from: usize,
-    batch: Option<Vec<Result<LoadedRun, ParseError>>>,
     problems: Problems,
 }
 
 impl Sessions {
     fn new(problems: Problems) -> Self {
-        Self {
-            from: 0,
-            batch: None,
-            problems,
-        }
+        Self { from: 0, problems }
     }
 }
 
-/// Replays `project`'s runs in session order from where `sessions` stands, reading the
-/// next window of runs in parallel while the current window is replayed, until every run
-/// is replayed or, between two windows, `pause` says to stop for now.
+/// Replays `project`'s runs in session order from where `sessions` stands, each run read
+/// and parsed by whichever thread is free while the ones before it are replayed (a
+/// pipeline: a run is replayed as soon as it is read and its turn comes), until every run
+/// is replayed or `pause` says to read no further: then the runs already being read are
+/// replayed and the project stops there for now, holding none.
 fn replay_sessions(
     project: &ProjectSource,
     replayer: &mut ProjectReplayer,
     sessions: &mut Sessions,
     policy: Policy,
     progress: &(dyn Fn() + Sync),
-    each: &mut (dyn FnMut(usize, RunReplay) + Send),
+    each: &(dyn Fn(usize, RunReplay) + Sync),
     pause: &(dyn Fn() -> bool + Sync),
 ) -> Result<Step, ReplayError> {
     let runs = &project.runs;
-    let window = look_ahead();
-    let load = |from: usize| -> Vec<Result<LoadedRun, ParseError>> {
-        let to = from.saturating_add(window).min(runs.len());
-        runs[from.min(to)..to]
-            .par_iter()
-            .map(|source| ingest::load_run(source, policy))
-            .collect()
-    };
-    loop {
-        let batch = match sessions.batch.take() {
-            Some(batch) => batch,
-            None => load(sessions.from),
+    let ahead = look_ahead();
+    let handing_on = AtomicUsize::new(0);
+    let reading = Reading::new(sessions.from, ahead);
+    let load = |i: usize| ingest::load_run(&runs[i], policy);
+    rayon::scope(|scope| {
+        let allow = |end: usize| {
+            while reading.allow(end.min(runs.len()), pause) {
+                scope.spawn(|_| {
+                    reading.read_next(&load);
+                });
+            }
         };
-        if batch.is_empty() {
-            return Ok(Step::Done);
+        allow(sessions.from + ahead);
+        while let Some(loaded) = reading.take(sessions.from, &load) {
+            let i = sessions.from;
+            allow(i + 1 + ahead);
+            let mut replay = replayer.replay(&loaded?);
+            settle_guard_failures(&mut replay, &runs[i].path, replayer.guard_policy())?;
+            replay
+                .problems
+                .absorb(std::mem::take(&mut sessions.problems));
+            // Turned into what is handed on (a report entry) off the replaying thread,
+            // which the next run waits for; by this one when that work piles up.
+            if handing_on.fetch_add(1, Ordering::Relaxed) < ahead {
+                let handing_on = &handing_on;
+                scope.spawn(move |_| {
+                    each(i, replay);
+                    handing_on.fetch_sub(1, Ordering::Relaxed);
+                });
+            } else {
+                each(i, replay);
+                handing_on.fetch_sub(1, Ordering::Relaxed);
+            }
+            progress();
+            sessions.from = i + 1;
         }
-        let from = sessions.from;
-        let next_from = from + batch.len();
-        let problems = &mut sessions.problems;
-        // A project about to pause does not read ahead: a paused project holds no runs.
-        let ahead = !pause();
-        let (replayed, next) = rayon::join(
-            || -> Result<(), ReplayError> {
-                for (i, loaded) in batch.into_iter().enumerate() {
-                    let mut replay = replayer.replay(&loaded?);
-                    let path = &runs[from + i].path;
-                    settle_guard_failures(&mut replay, path, replayer.guard_policy())?;
-                    replay.problems.absorb(std::mem::take(problems));
-                    each(from + i, replay);
-                    progress();
-                }
-                Ok(())
-            },
-            || ahead.then(|| load(next_from)),
-        );
-        replayed?;
-        sessions.from = next_from;
-        sessions.batch = next;
-        if pause() {
-            return Ok(Step::Paused);
+        Ok(if sessions.from == runs.len() {
+            Step::Done
+        } else {
+            Step::Paused
+        })
+    })
+}
+
+/// The runs of a project being read ahead of its replay: which may be read (up to `end`),
+/// which one is read next (runs are taken in session order, so the one needed soonest is
+/// read first), and a ring of slots the runs read wait in for their turn.
+struct Reading<T> {
+    claims: Mutex<Claims>,
+    slots: Vec<Slot<T>>,
+}
+
+struct Claims {
+    next: usize,
+    end: usize,
+}
+
+impl<T> Reading<T> {
+    fn new(from: usize, ahead: usize) -> Self {
+        Self {
+            claims: Mutex::new(Claims {
+                next: from,
+                end: from,
+            }),
+            slots: (0..ahead.max(1)).map(|_| Slot::default()).collect(),
+        }
+    }
+
+    fn slot(&self, i: usize) -> &Slot<T> {
+        &self.slots[i % self.slots.len()]
+    }
+
+    /// Lets one more run be read if it is before `end` and `pause` does not say to stop;
+    /// says whether it did.
+    fn allow(&self, end: usize, pause: &dyn Fn() -> bool) -> bool {
+        let mut claims = lock(&self.claims);
+        let more = claims.end < end && !pause();
+        claims.end += usize::from(more);
+        more
+    }
+
+    /// Reads the next run that may be read and no thread has taken yet, if there is one.
+    fn read_next(&self, load: &dyn Fn(usize) -> T) -> bool {
+        let i = {
+            let mut claims = lock(&self.claims);
+            if claims.next == claims.end {
+                return false;
+            }
+            claims.next += 1;
+            claims.next - 1
+        };
+        self.slot(i).fill(load(i));
+        true
+    }
+
+    /// Run `i` once read, or `None` when it may not be read (the project pauses before
+    /// it, or has no more runs). The replaying thread waits for its next run by reading
+    /// the next ones itself; when every run allowed is being read by other threads, it
+    /// does other work of the pool, else it sleeps until run `i` is in.
+    fn take(&self, i: usize, load: &dyn Fn(usize) -> T) -> Option<T> {
+        if i >= lock(&self.claims).end {
+            return None;
+        }
+        let slot = self.slot(i);
+        loop {
+            if let Some(value) = slot.try_take() {
+                return Some(value);
+            }
+            if self.read_next(load) || rayon::yield_now() == Some(rayon::Yield::Executed) {
+                continue;
+            }
+            slot.wait();
+        }
+    }
+}
+
+/// A run read for its turn: filled by the thread that read it, taken by the one that
+/// replays it.
+struct Slot<T> {
+    value: Mutex<Option<T>>,
+    filled: Condvar,
+}
+
+impl<T> Default for Slot<T> {
+    fn default() -> Self {
+        Self {
+            value: Mutex::new(None),
+            filled: Condvar::new(),
+        }
+    }
+}
+
+impl<T> Slot<T> {
+    fn fill(&self, value: T) {
+        *lock(&self.value) = Some(value);
+        self.filled.notify_one();
+    }
+
+    fn try_take(&self) -> Option<T> {
+        lock(&self.value).take()
+    }
+
+    /// Sleeps until the slot is filled or, briefly, so that the waiting thread looks
+    /// for other work again.
+    fn wait(&self) {
+        let value = lock(&self.value);
+        if value.is_none() {
+            let woken = self.filled.wait_timeout(value, Duration::from_micros(200));
+            drop(woken.unwrap_or_else(std::sync::PoisonError::into_inner));
         }
     }
 }
@@ -503,6 +622,72 @@ mod tests {
                 .collect(),
             limits: Limits::default(),
         }
+    }
+
+    /// Reads `runs` runs through a [`Reading`] on a pool of `threads`, the replaying
+    /// thread taking each in turn, with `pause` asked before each run is let in; gives
+    /// what was taken, and the most runs ever read but not yet taken.
+    fn read_through(
+        threads: usize,
+        runs: usize,
+        pause: &(dyn Fn() -> bool + Sync),
+    ) -> (Vec<usize>, usize) {
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(threads)
+            .build()
+            .unwrap();
+        pool.install(|| {
+            let ahead = look_ahead();
+            let reading = Reading::new(0, ahead);
+            let (read, most) = (AtomicUsize::new(0), AtomicUsize::new(0));
+            let taken = AtomicUsize::new(0);
+            let load = |i: usize| {
+                let ahead_of_replay =
+                    read.fetch_add(1, Ordering::SeqCst) + 1 - taken.load(Ordering::SeqCst);
+                most.fetch_max(ahead_of_replay, Ordering::SeqCst);
+                // Runs of uneven sizes, so threads finish out of order.
+                std::thread::sleep(Duration::from_micros(50 * (i as u64 % 3)));
+                i
+            };
+            let mut got = Vec::new();
+            rayon::scope(|scope| {
+                let allow = |end: usize| {
+                    while reading.allow(end.min(runs), pause) {
+                        scope.spawn(|_| {
+                            reading.read_next(&load);
+                        });
+                    }
+                };
+                allow(ahead);
+                while let Some(run) = reading.take(got.len(), &load) {
+                    taken.fetch_add(1, Ordering::SeqCst);
+                    allow(got.len() + 1 + ahead);
+                    got.push(run);
+                }
+            });
+            (got, most.into_inner())
+        })
+    }
+
+    #[test]
+    fn every_run_is_taken_in_session_order_and_the_look_ahead_bounds_the_runs_read() {
+        for threads in [1, 2, 4] {
+            let (got, most) = read_through(threads, 40, &|| false);
+            assert_eq!(got, (0..40).collect::<Vec<_>>(), "{threads} threads");
+            assert!(
+                most <= threads + 1,
+                "{threads} threads: {most} runs read ahead"
+            );
+        }
+    }
+
+    #[test]
+    fn a_pause_stops_the_reading_after_the_runs_already_let_in() {
+        let asked = AtomicUsize::new(0);
+        // Five runs are let in, then the project pauses.
+        let pause = || asked.fetch_add(1, Ordering::SeqCst) >= 5;
+        let (got, _) = read_through(2, 40, &pause);
+        assert_eq!(got, [0, 1, 2, 3, 4]);
     }
 
     #[test]

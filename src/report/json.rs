@@ -75,7 +75,7 @@ impl<'w> JsonStream<'w> {
 }
 
 /// A run's entry as the report holds it (its bytes at their nesting depth): a replay
-/// serializes each run where it was replayed and keeps only these bytes until the run's
+/// serializes each run on a worker thread and keeps only these bytes until the run's
 /// turn to be written.
 pub fn run_entry(run: &RunReport) -> std::io::Result<Vec<u8>> {
     let mut entry = Vec::new();
