@@ -78,16 +78,26 @@ impl<'w> JsonStream<'w> {
 /// serializes each run on a worker thread and keeps only these bytes until the run's
 /// turn to be written.
 pub fn run_entry(run: &RunReport) -> std::io::Result<Vec<u8>> {
-    let mut entry = Vec::new();
-    nested(&mut entry, run, "    ")?;
+    const INDENT: &str = "    ";
+    let text = serde_json::to_string_pretty(run)?;
+    // Allocated at its final size, not grown by doubling: runs waiting for their turn hold
+    // these bytes, and a long run's entry is large.
+    let breaks = memchr::memchr_iter(b'\n', text.as_bytes()).count();
+    let mut entry = Vec::with_capacity(text.len() + breaks * INDENT.len());
+    indent_lines(&mut entry, &text, INDENT)?;
     Ok(entry)
 }
 
 /// `value` pretty-printed at a nesting depth whose lines start with `indent`, its first
-/// line where the cursor is. JSON strings hold no raw line breaks, so indenting every line
-/// after the first nests the document exactly as the pretty printer would have.
+/// line where the cursor is.
 fn nested(out: &mut dyn Write, value: &impl Serialize, indent: &str) -> std::io::Result<()> {
-    let text = serde_json::to_string_pretty(value)?;
+    indent_lines(out, &serde_json::to_string_pretty(value)?, indent)
+}
+
+/// Writes pretty-printed JSON `text` with every line after the first starting with
+/// `indent`. JSON strings hold no raw line breaks, so this nests the document exactly as
+/// the pretty printer would have.
+fn indent_lines(out: &mut dyn Write, text: &str, indent: &str) -> std::io::Result<()> {
     for (i, line) in text.split('\n').enumerate() {
         if i > 0 {
             out.write_all(b"\n")?;
