@@ -8,20 +8,24 @@ use clap::Parser;
 use std::process::ExitCode;
 
 fn main() -> ExitCode {
-    keep_freed_memory();
+    purge_freed_memory_soon();
     hindsight::cmd::run(hindsight::cmd::Cli::parse())
 }
 
-/// Memory freed stays with the allocator instead of going back to the system after a delay:
-/// each frame frees buffers the next one needs again, and memory given back returns as
-/// fresh pages the kernel must zero (it halved the replay's system time on a 1 GB corpus,
-/// docs/PERFORMANCE.md). The peak is unchanged; only what is resident between frames is
-/// kept.
-fn keep_freed_memory() {
-    // SAFETY: sets one of mimalloc's options, which it reads when it purges memory; -1 is
-    // its documented value for "never purge".
-    unsafe { libmimalloc_sys::mi_option_set(PURGE_DELAY, -1) };
+/// Memory freed goes back to the system after 10 ms, not mimalloc 3's default 1000 ms (a
+/// replay of a gigabyte is over before anything is returned) nor never: a buffer a frame
+/// frees and the next frame needs again is reused well within that time, while the holes
+/// long-lived allocations leave between them go back, so the peak follows what is live.
+/// Against never purging: peak RSS at 2 threads 1 GB 124-137 -> 101-104 MiB, 5 GB 165-192
+/// -> 121 MiB, the 1M-line stuck loop 1.74 -> 1.44 GB, wall time the same or less
+/// (docs/PERFORMANCE.md).
+fn purge_freed_memory_soon() {
+    // SAFETY: sets one of mimalloc's options, which it reads when it purges memory; the
+    // value is a delay in milliseconds.
+    unsafe { libmimalloc_sys::mi_option_set(PURGE_DELAY, PURGE_AFTER_MS) };
 }
+
+const PURGE_AFTER_MS: std::os::raw::c_long = 10;
 
 /// `mi_option_purge_delay`, the 16th entry of `mi_option_e` in mimalloc 3's `mimalloc.h`;
 /// the Rust bindings do not name it. The test below checks it is that option.
