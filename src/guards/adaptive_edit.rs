@@ -186,22 +186,26 @@ impl AdaptiveEdit {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::normalize::CallShape;
 
     fn call(kind: ToolKind, path: &str) -> CallInfo {
         let mut args = serde_json::Map::new();
         args.insert("path".into(), path.into());
         CallInfo {
             call_id: "c".into(),
-            tool: "t".into(),
-            kind,
-            families: crate::normalize::family::families(kind, "t", &args, None, Some("/w")),
             turn: 1,
             agent: "main".into(),
-            canonical: String::new(),
-            args_chars: 0,
+            shape: CallShape {
+                tool: "t".into(),
+                kind,
+                families: crate::normalize::family::families(kind, "t", &args, None, Some("/w")),
+                canonical: String::new(),
+                args_chars: 0,
+                cwd: Some("/w".into()),
+                shell: None,
+            }
+            .into(),
             args: args.into(),
-            cwd: Some("/w".into()),
-            shell: None,
         }
     }
 

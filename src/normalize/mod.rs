@@ -21,26 +21,44 @@ pub use shell::ShellFacts;
 use std::collections::{BTreeSet, HashMap};
 use std::sync::Arc;
 
-/// A tool call with its identity worked out.
+/// A tool call with its identity worked out: who made it and when, and what it is
+/// ([`CallShape`], shared by identical calls).
 #[derive(Debug, Clone, PartialEq)]
 pub struct CallInfo {
     pub call_id: String,
+    pub turn: u32,
+    pub agent: String,
+    /// The arguments as recorded (file contents of writes, edit texts), for guards that
+    /// read what a call wrote; the recorded event's own map, shared.
+    pub args: Arc<serde_json::Map<String, serde_json::Value>>,
+    pub shape: Arc<CallShape>,
+}
+
+/// What a call is, worked out from its tool, its arguments and the directories it ran
+/// in, and nothing else: identical calls share one. A stuck run repeats a handful of calls
+/// for hundreds of thousands of turns, and each worked-out call holds a dozen strings
+/// (sharing them took a 1M-line stuck loop's peak from 1.44 to 1.31 GB, issue #13).
+#[derive(Debug, PartialEq)]
+pub struct CallShape {
     pub tool: String,
     pub kind: ToolKind,
     pub families: Families,
-    pub turn: u32,
-    pub agent: String,
     /// Tool plus canonical (key-sorted) arguments: identical calls share it.
     pub canonical: String,
     /// Length of the arguments' JSON (bytes): what the call put into the context.
     pub args_chars: u64,
-    /// The arguments as recorded (file contents of writes, edit texts), for guards that
-    /// read what a call wrote; the recorded event's own map, shared.
-    pub args: Arc<serde_json::Map<String, serde_json::Value>>,
     /// The working directory the call ran in, if known.
     pub cwd: Option<String>,
     /// What a shell call's grammar says (`None` for other tools).
     pub shell: Option<ShellFacts>,
+}
+
+/// A call reads as its shape: `call.families`, `call.kind`.
+impl std::ops::Deref for CallInfo {
+    type Target = CallShape;
+    fn deref(&self) -> &CallShape {
+        &self.shape
+    }
 }
 
 impl CallInfo {
@@ -182,6 +200,8 @@ pub struct NormEvent<'a> {
 pub struct RunState {
     cwd: Option<String>,
     calls: HashMap<String, Arc<CallInfo>>,
+    /// The shapes of the calls seen last, for the next identical call to share.
+    shapes: RecentShapes,
     outcomes: HashMap<String, Outcome>,
     /// Normalized `verifyCommand`s declared by todos.
     declared_verifiers: BTreeSet<String>,
@@ -270,30 +290,26 @@ impl RunState {
     fn observe_call(&mut self, call: &ToolCall, at: &At) -> Arc<CallInfo> {
         // A working-directory argument is what the tool ran in; the record's `cwd` is the
         // harness's directory at the call.
-        let call_cwd = family::cwd_of(&call.args).or(call.cwd.as_deref());
         if self.cwd.is_none() {
-            self.cwd = call_cwd.map(str::to_string);
+            self.cwd = family::cwd_of(&call.args)
+                .or(call.cwd.as_deref())
+                .map(str::to_string);
         }
-        let run_cwd = self.cwd.as_deref();
-        let kind = family::tool_kind(&call.tool, &call.args);
-        let shell = (kind == ToolKind::Shell).then(|| {
-            let raw = family::command_of(&call.args).unwrap_or("");
-            ShellFacts::of(&shell::in_dir(raw, call_cwd, run_cwd), run_cwd)
-        });
         // Serialized once: the canonical identity and the context weight both come from it.
         let args_json = serde_json::to_string(&*call.args).unwrap_or_default();
+        let key = ShapeKey {
+            tool: &call.tool,
+            args_json: &args_json,
+            recorded_cwd: call.cwd.as_deref(),
+            run_cwd: self.cwd.as_deref(),
+        };
+        let shape = self.shapes.get_or_insert(&key, || key.shape(call));
         let info = Arc::new(CallInfo {
             call_id: call.call_id.clone(),
-            tool: call.tool.clone(),
-            kind,
-            families: family::families(kind, &call.tool, &call.args, call_cwd, run_cwd),
             turn: at.turn,
             agent: at.agent.clone(),
-            canonical: format!("{}:{args_json}", call.tool),
-            args_chars: args_json.len() as u64,
             args: Arc::clone(&call.args),
-            cwd: call_cwd.or(run_cwd).map(str::to_string),
-            shell,
+            shape,
         });
         self.calls.insert(call.call_id.clone(), Arc::clone(&info));
         info
@@ -308,22 +324,24 @@ impl RunState {
         let family = format!("unknown:{call_id}");
         Arc::new(CallInfo {
             call_id: call_id.to_string(),
-            tool: "unknown".into(),
-            kind: ToolKind::Other,
-            families: Families {
-                action: family.clone(),
-                raw_action: family.clone(),
-                path: None,
-                edit_target: None,
-                command: None,
-            },
             turn: at.turn,
             agent: at.agent.clone(),
-            canonical: family,
-            args_chars: 0,
             args: Arc::default(),
-            cwd: self.cwd.clone(),
-            shell: None,
+            shape: Arc::new(CallShape {
+                tool: "unknown".into(),
+                kind: ToolKind::Other,
+                families: Families {
+                    action: family.clone(),
+                    raw_action: family.clone(),
+                    path: None,
+                    edit_target: None,
+                    command: None,
+                },
+                canonical: family,
+                args_chars: 0,
+                cwd: self.cwd.clone(),
+                shell: None,
+            }),
         })
     }
 
@@ -396,6 +414,103 @@ impl RunState {
     }
 }
 
+/// What a call's shape is worked out from: its tool and arguments (the arguments'
+/// canonical JSON), the directory its record names, and the run's directory.
+struct ShapeKey<'a> {
+    tool: &'a str,
+    args_json: &'a str,
+    recorded_cwd: Option<&'a str>,
+    run_cwd: Option<&'a str>,
+}
+
+impl ShapeKey<'_> {
+    fn hash(&self) -> u64 {
+        use std::hash::{Hash, Hasher};
+        let mut h = std::collections::hash_map::DefaultHasher::new();
+        (self.tool, self.args_json, self.recorded_cwd, self.run_cwd).hash(&mut h);
+        h.finish()
+    }
+
+    /// The shape of `call`, worked out from this key's parts.
+    fn shape(&self, call: &ToolCall) -> CallShape {
+        let call_cwd = family::cwd_of(&call.args).or(self.recorded_cwd);
+        let kind = family::tool_kind(self.tool, &call.args);
+        let shell = (kind == ToolKind::Shell).then(|| {
+            let raw = family::command_of(&call.args).unwrap_or("");
+            ShellFacts::of(&shell::in_dir(raw, call_cwd, self.run_cwd), self.run_cwd)
+        });
+        CallShape {
+            tool: self.tool.to_string(),
+            kind,
+            families: family::families(kind, self.tool, &call.args, call_cwd, self.run_cwd),
+            canonical: format!("{}:{}", self.tool, self.args_json),
+            args_chars: self.args_json.len() as u64,
+            cwd: call_cwd.or(self.run_cwd).map(str::to_string),
+            shell,
+        }
+    }
+}
+
+/// The shapes of recent calls, one per slot of a small table indexed by the key's hash:
+/// a run that repeats a few calls finds each one's shape there, and a run of distinct
+/// calls keeps no more than the table holds.
+#[derive(Debug, Default)]
+struct RecentShapes {
+    slots: Vec<Option<RecentShape>>,
+}
+
+#[derive(Debug)]
+struct RecentShape {
+    hash: u64,
+    recorded_cwd: Option<String>,
+    run_cwd: Option<String>,
+    shape: Arc<CallShape>,
+}
+
+impl RecentShape {
+    /// Whether this is the shape of `key`: the canonical form holds the tool and the
+    /// arguments (the arguments' JSON starts with `{`, so the tool ends at the first `:`
+    /// before it).
+    fn is_of(&self, key: &ShapeKey<'_>, hash: u64) -> bool {
+        let canonical = &self.shape.canonical;
+        self.hash == hash
+            && canonical.len() == key.tool.len() + 1 + key.args_json.len()
+            && canonical.starts_with(key.tool)
+            && canonical[key.tool.len()..].starts_with(':')
+            && canonical.ends_with(key.args_json)
+            && self.recorded_cwd.as_deref() == key.recorded_cwd
+            && self.run_cwd.as_deref() == key.run_cwd
+    }
+}
+
+impl RecentShapes {
+    const SLOTS: usize = 64;
+
+    /// The shape of `key`: the one a recent identical call has, else `make`'s.
+    fn get_or_insert(
+        &mut self,
+        key: &ShapeKey<'_>,
+        make: impl FnOnce() -> CallShape,
+    ) -> Arc<CallShape> {
+        if self.slots.is_empty() {
+            self.slots.resize_with(Self::SLOTS, || None);
+        }
+        let hash = key.hash();
+        let slot = &mut self.slots[(hash % Self::SLOTS as u64) as usize];
+        if let Some(recent) = slot.as_ref().filter(|r| r.is_of(key, hash)) {
+            return Arc::clone(&recent.shape);
+        }
+        let shape = Arc::new(make());
+        *slot = Some(RecentShape {
+            hash,
+            recorded_cwd: key.recorded_cwd.map(str::to_string),
+            run_cwd: key.run_cwd.map(str::to_string),
+            shape: Arc::clone(&shape),
+        });
+        shape
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -424,5 +539,65 @@ mod tests {
         };
         assert_eq!(call.args_chars, r#"{"path":"a"}"#.len() as u64);
         assert_eq!(call.canonical, r#"file_edit:{"path":"a"}"#);
+    }
+
+    fn shell_call(id: &str, command: &str, cwd: Option<&str>) -> Event {
+        let mut args = serde_json::Map::new();
+        args.insert("command".into(), command.into());
+        Event {
+            at: At {
+                turn: 1,
+                seq: 1,
+                session: 1,
+                agent: "main".into(),
+            },
+            kind: EventKind::ToolCall(ToolCall {
+                call_id: id.into(),
+                tool: "shell".into(),
+                args: args.into(),
+                cwd: cwd.map(str::to_string),
+            }),
+        }
+    }
+
+    fn shape(state: &mut RunState, event: &Event) -> Arc<CallShape> {
+        let Step::Call(call) = state.step(event).step else {
+            panic!("a call");
+        };
+        Arc::clone(&call.shape)
+    }
+
+    #[test]
+    fn identical_calls_share_one_shape_and_any_difference_splits_them() {
+        let mut state = RunState::new();
+        let first = shape(&mut state, &shell_call("c1", "npm test", Some("/w")));
+        let again = shape(&mut state, &shell_call("c2", "npm test", Some("/w")));
+        assert!(Arc::ptr_eq(&first, &again));
+        // The same command from another directory is another call: its cwd differs.
+        let elsewhere = shape(&mut state, &shell_call("c3", "npm test", Some("/w/pkg")));
+        assert!(!Arc::ptr_eq(&first, &elsewhere));
+        assert_eq!(elsewhere.cwd.as_deref(), Some("/w/pkg"));
+        let other = shape(&mut state, &shell_call("c4", "npm  test", Some("/w")));
+        assert!(!Arc::ptr_eq(&first, &other));
+        assert_eq!(other.canonical, r#"shell:{"command":"npm  test"}"#);
+        // Each call keeps its own identity, whatever it shares.
+        assert_eq!(state.call("c2").map(|c| c.call_id.as_str()), Some("c2"));
+        assert!(Arc::ptr_eq(&state.call("c1").unwrap().shape, &first));
+    }
+
+    #[test]
+    fn a_shared_shape_is_the_one_working_it_out_again_gives() {
+        // Many distinct calls, some repeated, so slots are reused: every call's shape
+        // equals a fresh state's for the same call.
+        let mut state = RunState::new();
+        for i in 0..500 {
+            let command = format!("cargo test -p crate{}", i % 97);
+            let cwd = (i % 3 == 0).then_some("/repo");
+            let shared = shape(&mut state, &shell_call(&format!("c{i}"), &command, cwd));
+            let mut fresh = RunState::new();
+            fresh.cwd.clone_from(&state.cwd);
+            let worked_out = shape(&mut fresh, &shell_call("x", &command, cwd));
+            assert_eq!(*shared, *worked_out, "call {i}");
+        }
     }
 }
