@@ -7,7 +7,8 @@
 //! and `cmd`; `shard` splits a corpus by whole projects for runs across machines, used by
 //! `cmd` (`--shard`) and `report` (merging shard reports); `events` writes the annotated
 //! stream as the documented JSON Lines of docs/EVENTS.md (it reads `normalize` and `model`
-//! only, and `cmd` drives it).
+//! only, and `cmd` drives it); `recent` is the table of recent values through which
+//! `ingest` and `normalize` share what a run repeats.
 
 pub mod cmd;
 pub mod config;
@@ -19,6 +20,7 @@ pub mod ingest;
 pub mod model;
 pub mod normalize;
 pub mod output;
+pub mod recent;
 pub mod replay;
 pub mod report;
 pub mod shard;

@@ -36,7 +36,8 @@ pub struct ToolResult {
     pub call_id: String,
     pub success: bool,
     pub error_class: Option<String>,
-    pub output: Option<String>,
+    /// Shared with the other results whose output is the same text.
+    pub output: Option<Text>,
     /// Size of the output the model saw; may be present without `output`.
     pub output_chars: Option<u64>,
     pub duration_ms: Option<u64>,
@@ -51,7 +52,7 @@ impl ToolResult {
     /// Characters the result put into the context window.
     pub fn chars(&self) -> u64 {
         self.output_chars
-            .or_else(|| self.output.as_ref().map(|o| o.chars().count() as u64))
+            .or_else(|| self.output.as_ref().map(Text::char_count))
             .unwrap_or(0)
     }
 }

@@ -9,6 +9,7 @@ use super::files::{Limits, MIB};
 use super::json::*;
 use super::lines::{Line, LineReader};
 use crate::model::*;
+use crate::recent::{hash_of, Recent};
 use simd_json::prelude::*;
 use simd_json::BorrowedValue;
 use std::collections::BTreeMap;
@@ -82,6 +83,7 @@ pub fn read_events_capped(
     let mut events = Vec::new();
     let mut lines = LineReader::new(reader, max_line);
     let mut buffers = ThreadBuffers::take();
+    let mut repeats = Repeats::default();
     while let Some(line) = lines.next_line() {
         let Line {
             number,
@@ -108,7 +110,7 @@ pub fn read_events_capped(
         if bytes.iter().all(u8::is_ascii_whitespace) {
             continue;
         }
-        match parse_line(bytes, number, &mut buffers, stats) {
+        match parse_line(bytes, number, &mut buffers, &mut repeats, stats) {
             Ok(event) => {
                 stats.records += 1;
                 events.push(event);
@@ -156,10 +158,58 @@ impl From<FieldError> for LineError {
 
 pub use super::json::json_problem;
 
+/// The arguments and outputs a stream's records repeat, each kept once and shared by the
+/// records that repeat it: a stuck run's calls and their failures are mostly repeats
+/// ([`crate::recent`], issue #13).
+#[derive(Default)]
+struct Repeats {
+    args: Recent<std::sync::Arc<serde_json::Map<String, serde_json::Value>>>,
+    outputs: Recent<Text>,
+}
+
+impl Repeats {
+    /// A call's arguments, `v` (an object), as the earlier record with the same ones has
+    /// them, or converted.
+    fn args(
+        &mut self,
+        v: &BorrowedValue<'_>,
+    ) -> Option<std::sync::Arc<serde_json::Map<String, serde_json::Value>>> {
+        let BorrowedValue::Object(_) = v else {
+            return None;
+        };
+        let same = |m: &std::sync::Arc<serde_json::Map<_, _>>| {
+            let BorrowedValue::Object(o) = v else {
+                return false;
+            };
+            o.len() == m.len()
+                && o.iter()
+                    .all(|(k, x)| m.get(k.as_ref()).is_some_and(|y| same_as_serde(x, y)))
+        };
+        let make = || match to_serde(v) {
+            serde_json::Value::Object(map) => std::sync::Arc::new(map),
+            _ => std::sync::Arc::default(),
+        };
+        Some(std::sync::Arc::clone(self.args.get_or_insert(
+            hash_value(v),
+            same,
+            make,
+        )))
+    }
+
+    /// A result's output, shared with the earlier record whose output is the same text.
+    fn output(&mut self, text: &str) -> Text {
+        let same = |t: &Text| t.as_str() == text;
+        self.outputs
+            .get_or_insert(hash_of(&text), same, || Text::from(text))
+            .clone()
+    }
+}
+
 fn parse_line(
     bytes: &mut [u8],
     number: u64,
     buffers: &mut simd_json::Buffers,
+    repeats: &mut Repeats,
     stats: &mut IngestStats,
 ) -> Result<Event, LineError> {
     let value = parse_unique(bytes, buffers)?;
@@ -178,7 +228,7 @@ fn parse_line(
         session: opt_u32(obj, "session")?.unwrap_or(1),
         agent: opt_str(obj, "agent")?.unwrap_or("main").to_string(),
     };
-    let kind = parse_kind(type_name, obj)?;
+    let kind = parse_kind(type_name, obj, repeats)?;
     count_unknown_fields(type_name, obj, &kind, stats);
     Ok(Event { at, kind })
 }
@@ -190,7 +240,11 @@ fn opt_u32(obj: &Object<'_>, key: &str) -> Result<Option<u32>, FieldError> {
         .transpose()
 }
 
-fn parse_kind(type_name: &str, obj: &Object<'_>) -> Result<EventKind, FieldError> {
+fn parse_kind(
+    type_name: &str,
+    obj: &Object<'_>,
+    repeats: &mut Repeats,
+) -> Result<EventKind, FieldError> {
     Ok(match type_name {
         "session_start" => EventKind::SessionStart {
             cwd: opt_string(obj, "cwd")?,
@@ -198,28 +252,25 @@ fn parse_kind(type_name: &str, obj: &Object<'_>) -> Result<EventKind, FieldError
         "tool_call" => EventKind::ToolCall(ToolCall {
             call_id: req_str(obj, "callId")?.to_string(),
             tool: req_str(obj, "tool")?.to_string(),
-            args: std::sync::Arc::new(match obj.get("args").filter(|v| !v.is_null()) {
-                None => serde_json::Map::new(),
-                Some(v) => match to_serde(v) {
-                    serde_json::Value::Object(map) => map,
-                    _ => {
-                        return Err(FieldError::new(
-                            "args",
-                            ProblemKind::WrongType {
-                                expected: "object",
-                                found: type_name_of(v),
-                            },
-                        ))
-                    }
-                },
-            }),
+            args: match obj.get("args").filter(|v| !v.is_null()) {
+                None => std::sync::Arc::default(),
+                Some(v) => repeats.args(v).ok_or_else(|| {
+                    FieldError::new(
+                        "args",
+                        ProblemKind::WrongType {
+                            expected: "object",
+                            found: type_name_of(v),
+                        },
+                    )
+                })?,
+            },
             cwd: opt_string(obj, "cwd")?,
         }),
         "tool_result" => EventKind::ToolResult(ToolResult {
             call_id: req_str(obj, "callId")?.to_string(),
             success: req_bool(obj, "success")?,
             error_class: opt_string(obj, "errorClass")?,
-            output: opt_string(obj, "output")?,
+            output: opt_str(obj, "output")?.map(|text| repeats.output(text)),
             output_chars: opt_count(obj, "outputChars")?,
             duration_ms: opt_count(obj, "durationMs")?,
             mutation: opt_bool(obj, "mutation")?,
@@ -410,6 +461,90 @@ fn count_unknown_fields(
                 .unknown_fields
                 .entry(format!("{type_name}.{key}"))
                 .or_default() += 1;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn read(text: &str) -> Vec<Event> {
+        let (mut problems, mut stats) = (Problems::default(), IngestStats::default());
+        read_events(
+            text.as_bytes(),
+            "e",
+            Policy::Strict,
+            &mut problems,
+            &mut stats,
+        )
+        .expect("valid")
+    }
+
+    fn call(e: &Event) -> &ToolCall {
+        match &e.kind {
+            EventKind::ToolCall(c) => c,
+            other => panic!("a call, not {other:?}"),
+        }
+    }
+
+    fn output(e: &Event) -> &Text {
+        match &e.kind {
+            EventKind::ToolResult(r) => r.output.as_ref().expect("an output"),
+            other => panic!("a result, not {other:?}"),
+        }
+    }
+
+    #[test]
+    fn repeated_arguments_and_outputs_are_read_once_and_shared() {
+        let events = read(concat!(
+            r#"{"type":"tool_call","turn":1,"callId":"a","tool":"shell","args":{"command":"go test ./...","timeout":60}}"#,
+            "\n",
+            r#"{"type":"tool_result","turn":1,"callId":"a","success":false,"output":"FAIL\tpkg 0.1s"}"#,
+            "\n",
+            r#"{"type":"tool_call","turn":2,"callId":"b","tool":"shell","args":{"timeout":60,"command":"go test ./..."}}"#,
+            "\n",
+            r#"{"type":"tool_result","turn":2,"callId":"b","success":false,"output":"FAIL\tpkg 0.1s"}"#,
+            "\n",
+        ));
+        assert!(std::sync::Arc::ptr_eq(
+            &call(&events[0]).args,
+            &call(&events[2]).args
+        ));
+        assert_eq!(output(&events[1]).as_ptr(), output(&events[3]).as_ptr());
+        assert_eq!(output(&events[3]).as_str(), "FAIL\tpkg 0.1s");
+        assert_eq!(output(&events[3]).char_count(), 13);
+    }
+
+    #[test]
+    fn arguments_that_differ_in_any_value_or_number_form_are_not_shared() {
+        let events = read(concat!(
+            r#"{"type":"tool_call","turn":1,"callId":"a","tool":"t","args":{"n":1,"p":["x"]}}"#,
+            "\n",
+            r#"{"type":"tool_call","turn":2,"callId":"b","tool":"t","args":{"n":1.0,"p":["x"]}}"#,
+            "\n",
+            r#"{"type":"tool_call","turn":3,"callId":"c","tool":"t","args":{"n":1,"p":["y"]}}"#,
+            "\n",
+            r#"{"type":"tool_call","turn":4,"callId":"d","tool":"t","args":{"n":1,"p":["x"],"q":null}}"#,
+            "\n",
+        ));
+        let args: Vec<String> = events
+            .iter()
+            .map(|e| serde_json::to_string(&*call(e).args).unwrap())
+            .collect();
+        assert_eq!(
+            args,
+            [
+                r#"{"n":1,"p":["x"]}"#,
+                r#"{"n":1.0,"p":["x"]}"#,
+                r#"{"n":1,"p":["y"]}"#,
+                r#"{"n":1,"p":["x"],"q":null}"#,
+            ]
+        );
+        for (i, a) in events.iter().enumerate() {
+            for b in &events[i + 1..] {
+                assert!(!std::sync::Arc::ptr_eq(&call(a).args, &call(b).args));
+            }
         }
     }
 }

@@ -512,6 +512,49 @@ pub fn to_serde(v: &BorrowedValue<'_>) -> serde_json::Value {
     }
 }
 
+/// Whether `v` is the value `to_serde(v)` would give `s`, without building it: how a
+/// repeated value is recognised before it is converted ([`crate::recent`]).
+pub fn same_as_serde(v: &BorrowedValue<'_>, s: &serde_json::Value) -> bool {
+    use serde_json::Value as J;
+    match (v, s) {
+        (BorrowedValue::String(a), J::String(b)) => a == b,
+        (BorrowedValue::Array(a), J::Array(b)) => {
+            a.len() == b.len() && a.iter().zip(b).all(|(x, y)| same_as_serde(x, y))
+        }
+        (BorrowedValue::Object(a), J::Object(b)) => {
+            a.len() == b.len()
+                && a.iter()
+                    .all(|(k, x)| b.get(k.as_ref()).is_some_and(|y| same_as_serde(x, y)))
+        }
+        (BorrowedValue::Static(_), _) => to_serde(v) == *s,
+        _ => false,
+    }
+}
+
+/// A hash of `v` that equal values share whatever the order of their objects' keys
+/// (entries are summed), for finding a repeat ([`crate::recent`]).
+pub fn hash_value(v: &BorrowedValue<'_>) -> u64 {
+    use crate::recent::hash_of;
+    match v {
+        BorrowedValue::Static(s) => match s {
+            simd_json::StaticNode::Null => hash_of(&0u8),
+            simd_json::StaticNode::Bool(b) => hash_of(&(1u8, *b)),
+            simd_json::StaticNode::I64(n) => hash_of(&(2u8, *n)),
+            simd_json::StaticNode::U64(n) => hash_of(&(3u8, *n)),
+            simd_json::StaticNode::F64(f) => hash_of(&(4u8, f.to_bits())),
+            #[allow(unreachable_patterns)]
+            _ => hash_of(&5u8),
+        },
+        BorrowedValue::String(s) => hash_of(&(6u8, s.as_ref() as &str)),
+        BorrowedValue::Array(items) => items.iter().fold(hash_of(&(7u8, items.len())), |h, x| {
+            hash_of(&(h, hash_value(x)))
+        }),
+        BorrowedValue::Object(map) => map.iter().fold(hash_of(&(8u8, map.len())), |h, (k, x)| {
+            h.wrapping_add(hash_of(&(k.as_ref() as &str, hash_value(x))))
+        }),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -553,5 +596,51 @@ mod tests {
         let unique = parse_unique(&mut a, &mut buffers).expect("parses");
         let plain = simd_json::to_borrowed_value(&mut b).expect("parses");
         assert_eq!(unique, plain);
+    }
+}
+
+#[cfg(test)]
+mod repeat_tests {
+    use super::*;
+
+    fn with_value<R>(text: &str, f: impl FnOnce(&BorrowedValue<'_>) -> R) -> R {
+        let mut bytes = text.as_bytes().to_vec();
+        let mut buffers = simd_json::Buffers::default();
+        let value = parse_unique(&mut bytes, &mut buffers).expect("valid");
+        f(&value)
+    }
+
+    #[test]
+    fn a_value_is_the_same_as_its_conversion_and_nothing_else() {
+        let texts = [
+            r#"{"command":"pytest -x","env":{"A":"1"},"n":[1,2]}"#,
+            r#"{"command":"pytest -x","env":{"A":"2"},"n":[1,2]}"#,
+            r#"{"command":"pytest -x","env":{"A":"1"},"n":[1,2.0]}"#,
+            r#"{"command":"pytest -x","env":{"A":"1"},"n":[1]}"#,
+            r#"{"command":"pytest -x","env":{"A":"1"},"m":[1,2]}"#,
+            r#"{"command":"pytest -x","env":{"A":"1"},"n":[1,2],"x":true}"#,
+            r#"{"command":"pytest -x","env":null,"n":[1,2]}"#,
+            r#"["pytest -x"]"#,
+            r#""pytest -x""#,
+            "-1",
+        ];
+        let converted: Vec<serde_json::Value> =
+            texts.iter().map(|t| with_value(t, to_serde)).collect();
+        for (i, text) in texts.iter().enumerate() {
+            with_value(text, |v| {
+                for (j, c) in converted.iter().enumerate() {
+                    assert_eq!(same_as_serde(v, c), i == j, "{text} against {c}");
+                }
+            });
+        }
+    }
+
+    #[test]
+    fn equal_values_hash_alike_whatever_the_order_of_their_keys() {
+        let a = with_value(r#"{"a":1,"b":{"c":[true,null],"d":"x"}}"#, hash_value);
+        let b = with_value(r#"{"b":{"d":"x","c":[true,null]},"a":1}"#, hash_value);
+        let c = with_value(r#"{"a":1,"b":{"c":[null,true],"d":"x"}}"#, hash_value);
+        assert_eq!(a, b);
+        assert_ne!(a, c);
     }
 }

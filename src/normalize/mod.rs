@@ -14,6 +14,7 @@ pub mod shell;
 pub mod text;
 
 use crate::model::*;
+use crate::recent::{hash_of, Recent};
 pub use family::{Families, ToolKind};
 pub use outcome::{ErrorClass, Signal};
 pub use shell::writes::Writes;
@@ -201,7 +202,7 @@ pub struct RunState {
     cwd: Option<String>,
     calls: HashMap<String, Arc<CallInfo>>,
     /// The shapes of the calls seen last, for the next identical call to share.
-    shapes: RecentShapes,
+    shapes: Recent<RecentShape>,
     outcomes: HashMap<String, Outcome>,
     /// Normalized `verifyCommand`s declared by todos.
     declared_verifiers: BTreeSet<String>,
@@ -303,7 +304,7 @@ impl RunState {
             recorded_cwd: call.cwd.as_deref(),
             run_cwd: self.cwd.as_deref(),
         };
-        let shape = self.shapes.get_or_insert(&key, || key.shape(call));
+        let shape = key.shape_in(&mut self.shapes, call);
         let info = Arc::new(CallInfo {
             call_id: call.call_id.clone(),
             turn: at.turn,
@@ -425,10 +426,18 @@ struct ShapeKey<'a> {
 
 impl ShapeKey<'_> {
     fn hash(&self) -> u64 {
-        use std::hash::{Hash, Hasher};
-        let mut h = std::collections::hash_map::DefaultHasher::new();
-        (self.tool, self.args_json, self.recorded_cwd, self.run_cwd).hash(&mut h);
-        h.finish()
+        hash_of(&(self.tool, self.args_json, self.recorded_cwd, self.run_cwd))
+    }
+
+    /// The shape of `call` from the table of recent ones, else worked out and put there.
+    fn shape_in(&self, recent: &mut Recent<RecentShape>, call: &ToolCall) -> Arc<CallShape> {
+        let make = || RecentShape {
+            recorded_cwd: self.recorded_cwd.map(str::to_string),
+            run_cwd: self.run_cwd.map(str::to_string),
+            shape: Arc::new(self.shape(call)),
+        };
+        let found = recent.get_or_insert(self.hash(), |r| r.is_of(self), make);
+        Arc::clone(&found.shape)
     }
 
     /// The shape of `call`, worked out from this key's parts.
@@ -451,17 +460,9 @@ impl ShapeKey<'_> {
     }
 }
 
-/// The shapes of recent calls, one per slot of a small table indexed by the key's hash:
-/// a run that repeats a few calls finds each one's shape there, and a run of distinct
-/// calls keeps no more than the table holds.
-#[derive(Debug, Default)]
-struct RecentShapes {
-    slots: Vec<Option<RecentShape>>,
-}
-
+/// A shape in the table of recent ones, with the key parts its canonical form does not hold.
 #[derive(Debug)]
 struct RecentShape {
-    hash: u64,
     recorded_cwd: Option<String>,
     run_cwd: Option<String>,
     shape: Arc<CallShape>,
@@ -471,43 +472,14 @@ impl RecentShape {
     /// Whether this is the shape of `key`: the canonical form holds the tool and the
     /// arguments (the arguments' JSON starts with `{`, so the tool ends at the first `:`
     /// before it).
-    fn is_of(&self, key: &ShapeKey<'_>, hash: u64) -> bool {
+    fn is_of(&self, key: &ShapeKey<'_>) -> bool {
         let canonical = &self.shape.canonical;
-        self.hash == hash
-            && canonical.len() == key.tool.len() + 1 + key.args_json.len()
+        canonical.len() == key.tool.len() + 1 + key.args_json.len()
             && canonical.starts_with(key.tool)
             && canonical[key.tool.len()..].starts_with(':')
             && canonical.ends_with(key.args_json)
             && self.recorded_cwd.as_deref() == key.recorded_cwd
             && self.run_cwd.as_deref() == key.run_cwd
-    }
-}
-
-impl RecentShapes {
-    const SLOTS: usize = 64;
-
-    /// The shape of `key`: the one a recent identical call has, else `make`'s.
-    fn get_or_insert(
-        &mut self,
-        key: &ShapeKey<'_>,
-        make: impl FnOnce() -> CallShape,
-    ) -> Arc<CallShape> {
-        if self.slots.is_empty() {
-            self.slots.resize_with(Self::SLOTS, || None);
-        }
-        let hash = key.hash();
-        let slot = &mut self.slots[(hash % Self::SLOTS as u64) as usize];
-        if let Some(recent) = slot.as_ref().filter(|r| r.is_of(key, hash)) {
-            return Arc::clone(&recent.shape);
-        }
-        let shape = Arc::new(make());
-        *slot = Some(RecentShape {
-            hash,
-            recorded_cwd: key.recorded_cwd.map(str::to_string),
-            run_cwd: key.run_cwd.map(str::to_string),
-            shape: Arc::clone(&shape),
-        });
-        shape
     }
 }
 

@@ -297,7 +297,7 @@ pub fn event_json(e: &crate::model::Event) -> Value {
             "args": Value::Object((*c.args).clone()), "cwd": c.cwd}),
         K::ToolResult(r) => {
             json!({"type": "tool_result", "callId": r.call_id, "success": r.success,
-            "errorClass": r.error_class, "output": r.output, "outputChars": r.output_chars,
+            "errorClass": r.error_class, "output": r.output.as_deref(), "outputChars": r.output_chars,
             "durationMs": r.duration_ms, "mutation": r.mutation, "paths": r.paths,
             "verification": r.verification})
         }

@@ -131,9 +131,13 @@ impl Builder {
 
     /// A message the model will see from now on (user text, tool output, summaries).
     pub fn message(&mut self, role: &str, content: &str, tool_call_id: Option<&str>) {
+        self.message_text(role, content.into(), tool_call_id);
+    }
+
+    fn message_text(&mut self, role: &str, content: Text, tool_call_id: Option<&str>) {
         self.history.push(Message {
             role: crate::model::role(role),
-            content: content.into(),
+            content,
             tool_call_id: tool_call_id.map(Text::from),
         });
     }
@@ -177,19 +181,22 @@ impl Builder {
         output: &str,
         error_class: Option<String>,
     ) {
+        // One copy of the text, shared by the result and the history the next requests
+        // carry.
+        let text = Text::from(output);
         self.push(
             agent,
             EventKind::ToolResult(ToolResult {
                 call_id: call_id.to_string(),
                 success,
                 error_class,
-                output: Some(output.to_string()),
-                output_chars: Some(output.chars().count() as u64),
+                output_chars: Some(text.char_count()),
+                output: Some(text.clone()),
                 ..Default::default()
             }),
         );
         if agent == "main" {
-            self.message("tool", output, Some(call_id));
+            self.message_text("tool", text, Some(call_id));
         }
     }
 
