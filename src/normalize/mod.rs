@@ -487,35 +487,10 @@ impl RecentShape {
 mod tests {
     use super::*;
 
-    #[test]
-    fn args_are_measured_as_serialized_json() {
+    /// A call of `tool` with one argument, `key`: `value`.
+    fn tool_call(id: &str, tool: &str, (key, value): (&str, &str), cwd: Option<&str>) -> Event {
         let mut args = serde_json::Map::new();
-        args.insert("path".into(), "a".into());
-        let event = Event {
-            at: At {
-                turn: 1,
-                seq: 1,
-                session: 1,
-                agent: "main".into(),
-            },
-            kind: EventKind::ToolCall(ToolCall {
-                call_id: "c".into(),
-                tool: "file_edit".into(),
-                args: args.into(),
-                cwd: None,
-            }),
-        };
-        let mut state = RunState::new();
-        let Step::Call(call) = state.step(&event).step else {
-            panic!("a call");
-        };
-        assert_eq!(call.args_chars, r#"{"path":"a"}"#.len() as u64);
-        assert_eq!(call.canonical, r#"file_edit:{"path":"a"}"#);
-    }
-
-    fn shell_call(id: &str, command: &str, cwd: Option<&str>) -> Event {
-        let mut args = serde_json::Map::new();
-        args.insert("command".into(), command.into());
+        args.insert(key.into(), value.into());
         Event {
             at: At {
                 turn: 1,
@@ -525,11 +500,26 @@ mod tests {
             },
             kind: EventKind::ToolCall(ToolCall {
                 call_id: id.into(),
-                tool: "shell".into(),
+                tool: tool.into(),
                 args: args.into(),
                 cwd: cwd.map(str::to_string),
             }),
         }
+    }
+
+    fn shell_call(id: &str, command: &str, cwd: Option<&str>) -> Event {
+        tool_call(id, "shell", ("command", command), cwd)
+    }
+
+    #[test]
+    fn args_are_measured_as_serialized_json() {
+        let event = tool_call("c", "file_edit", ("path", "a"), None);
+        let mut state = RunState::new();
+        let Step::Call(call) = state.step(&event).step else {
+            panic!("a call");
+        };
+        assert_eq!(call.args_chars, r#"{"path":"a"}"#.len() as u64);
+        assert_eq!(call.canonical, r#"file_edit:{"path":"a"}"#);
     }
 
     fn shape(state: &mut RunState, event: &Event) -> Arc<CallShape> {
