@@ -9,6 +9,8 @@ use std::process::ExitCode;
 
 fn main() -> ExitCode {
     purge_freed_memory_soon();
+    #[cfg(target_os = "linux")]
+    no_transparent_huge_pages();
     hindsight::cmd::run(hindsight::cmd::Cli::parse())
 }
 
@@ -27,6 +29,18 @@ fn purge_freed_memory_soon() {
 
 const PURGE_AFTER_MS: std::os::raw::c_long = 10;
 
+/// No transparent huge pages for this process (and the guard processes it starts).
+/// mimalloc asks for them on its arenas, so every fault in memory it gave back zeroes 2 MB
+/// where the allocation needed a few kilobytes. Without them: the 1M-line stuck loop 6.1-6.8
+/// -> 4.9-5.2 s and 0.86 -> 0.83 GB, the 1 GB corpus on 2 threads the same time or less
+/// (median 0.645 -> 0.615 s) at 99-108 -> 63-74 MiB (docs/PERFORMANCE.md). mimalloc's own
+/// option for this is read when it starts, before `main`; the process-wide switch is not.
+#[cfg(target_os = "linux")]
+fn no_transparent_huge_pages() {
+    // SAFETY: PR_SET_THP_DISABLE takes no pointers; if it fails, nothing changes.
+    unsafe { libc::prctl(libc::PR_SET_THP_DISABLE, 1, 0, 0, 0) };
+}
+
 /// `mi_option_purge_delay`, the 16th entry of `mi_option_e` in mimalloc 3's `mimalloc.h`;
 /// the Rust bindings do not name it. The test below checks it is that option.
 const PURGE_DELAY: libmimalloc_sys::mi_option_t = 15;
@@ -43,5 +57,16 @@ mod tests {
         assert_eq!(get(PURGE_DELAY), 1000);
         assert_ne!(get(PURGE_DELAY - 1), 1000);
         assert_ne!(get(PURGE_DELAY + 1), 1000);
+    }
+
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn transparent_huge_pages_are_off_once_switched_off() {
+        no_transparent_huge_pages();
+        // SAFETY: PR_GET_THP_DISABLE takes no pointers and returns the flag.
+        assert_eq!(
+            unsafe { libc::prctl(libc::PR_GET_THP_DISABLE, 0, 0, 0, 0) },
+            1
+        );
     }
 }
