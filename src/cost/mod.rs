@@ -341,6 +341,16 @@ mod tests {
     }
 
     #[test]
+    fn each_suppression_is_carried_until_the_first_compaction_after_it() {
+        // Compactions given out of order; a suppression at a compaction's own turn is
+        // carried to the next one.
+        let costs: Vec<(u32, u64)> = (1..=8).map(|t| (t, 100)).collect();
+        let at = |turn| firing("a", turn, Effect::Suppress { tokens: 10 });
+        let r = run(&costs, &[6, 3], vec![at(1), at(3), at(4), at(6), at(7)]);
+        assert_eq!(tokens(&r).per_firing, vec![10, 20, 10, 20, 10]);
+    }
+
+    #[test]
     fn combined_is_not_the_sum() {
         let r = run(
             &[(1, 100), (2, 100), (3, 100)],

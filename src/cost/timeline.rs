@@ -181,9 +181,11 @@ impl<'a> Timeline<'a> {
     /// The turn of `agent`'s first compaction after `turn`: its context no longer carries
     /// what it held before.
     fn next_compaction(&self, agent: &str, turn: u32) -> u32 {
+        // Searched, not scanned: a long run compacts many times and every suppression
+        // asks (issue #13).
         self.compactions
             .get(agent)
-            .and_then(|turns| turns.iter().copied().find(|&c| c > turn))
+            .and_then(|turns| turns.get(turns.partition_point(|&c| c <= turn)).copied())
             .unwrap_or(u32::MAX)
     }
 }
