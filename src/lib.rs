@@ -8,7 +8,8 @@
 //! `cmd` (`--shard`) and `report` (merging shard reports); `events` writes the annotated
 //! stream as the documented JSON Lines of docs/EVENTS.md (it reads `normalize` and `model`
 //! only, and `cmd` drives it); `recent` is the table of recent values through which
-//! `ingest` and `normalize` share what a run repeats.
+//! `ingest` and `normalize` share what a run repeats, and `hash` the hasher of every
+//! in-memory table.
 
 pub mod cmd;
 pub mod config;
@@ -16,6 +17,7 @@ pub mod cost;
 pub mod events;
 pub mod gate;
 pub mod guards;
+pub mod hash;
 pub mod ingest;
 pub mod model;
 pub mod normalize;

@@ -44,18 +44,10 @@ impl<V> Recent<V> {
     }
 }
 
-/// The hash of `value` by the standard library's default hasher, whose keys are fixed:
-/// the same on every machine and run.
-pub fn hash_of(value: &impl std::hash::Hash) -> u64 {
-    use std::hash::Hasher;
-    let mut h = std::collections::hash_map::DefaultHasher::new();
-    value.hash(&mut h);
-    h.finish()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::hash::hash_of;
 
     #[test]
     fn a_repeat_gets_the_first_value_and_a_different_one_its_own() {

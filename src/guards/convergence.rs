@@ -14,12 +14,13 @@
 //! trips on round 1"), and the first run's metrics and firing details say so.
 
 use super::{Effect, Firings, Metrics, RunMeta};
+use crate::hash::{HashMap, HashSet};
 use crate::model::LedgerFamily;
 use crate::normalize::family::ledger_family;
 use crate::normalize::{NormEvent, RunState, Signal, Step};
 use serde::{Deserialize, Serialize};
 use std::cmp::Ordering;
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::collections::BTreeMap;
 
 /// The agent whose carry the store holds.
 const MAIN: &str = "main";
@@ -146,9 +147,9 @@ impl Breaker {
         Self {
             thresholds,
             progress,
-            tracks: HashMap::new(),
-            mutations: HashMap::new(),
-            restarted: HashSet::new(),
+            tracks: HashMap::default(),
+            mutations: HashMap::default(),
+            restarted: HashSet::default(),
         }
     }
 

@@ -6,11 +6,12 @@
 //! opening with the evidence marker are keyed by their masked first line; later system
 //! messages repeated modulo numbers are synthetic noise.
 
+use crate::hash::HashMap;
 use crate::model::{tokens_from_chars, Frame, Message};
 use crate::normalize::outcome::failure_signal;
 use crate::normalize::RunState;
 use std::borrow::Cow;
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
 
 /// Characters of the one-line summary that replaces what was folded.
 pub const SUMMARY_CHARS: u64 = 48;

@@ -220,7 +220,7 @@ fn span(node: &Node<'_>) -> usize {
 fn first_duplicate(nodes: &[Node<'_>]) -> Option<usize> {
     const FEW: usize = 16;
     let mut keys: Vec<&str> = Vec::new();
-    let mut many: std::collections::HashSet<&str> = std::collections::HashSet::new();
+    let mut many: crate::hash::HashSet<&str> = crate::hash::HashSet::default();
     for (i, node) in nodes.iter().enumerate() {
         let Node::Object { len, .. } = *node else {
             continue;
@@ -534,7 +534,7 @@ pub fn same_as_serde(v: &BorrowedValue<'_>, s: &serde_json::Value) -> bool {
 /// A hash of `v` that equal values share whatever the order of their objects' keys
 /// (entries are summed), for finding a repeat ([`crate::recent`]).
 pub fn hash_value(v: &BorrowedValue<'_>) -> u64 {
-    use crate::recent::hash_of;
+    use crate::hash::hash_of;
     match v {
         BorrowedValue::Static(s) => match s {
             simd_json::StaticNode::Null => hash_of(&0u8),

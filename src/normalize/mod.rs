@@ -13,13 +13,14 @@ pub mod outcome;
 pub mod shell;
 pub mod text;
 
+use crate::hash::{hash_of, HashMap};
 use crate::model::*;
-use crate::recent::{hash_of, Recent};
+use crate::recent::Recent;
 pub use family::{Families, ToolKind};
 pub use outcome::{ErrorClass, Signal};
 pub use shell::writes::Writes;
 pub use shell::ShellFacts;
-use std::collections::{BTreeSet, HashMap};
+use std::collections::BTreeSet;
 use std::sync::Arc;
 
 /// A tool call with its identity worked out: who made it and when, and what it is
