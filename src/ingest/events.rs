@@ -175,21 +175,11 @@ impl Repeats {
         &mut self,
         v: &BorrowedValue<'_>,
     ) -> Option<std::sync::Arc<serde_json::Map<String, serde_json::Value>>> {
-        let BorrowedValue::Object(_) = v else {
+        let BorrowedValue::Object(object) = v else {
             return None;
         };
-        let same = |m: &std::sync::Arc<serde_json::Map<_, _>>| {
-            let BorrowedValue::Object(o) = v else {
-                return false;
-            };
-            o.len() == m.len()
-                && o.iter()
-                    .all(|(k, x)| m.get(k.as_ref()).is_some_and(|y| same_as_serde(x, y)))
-        };
-        let make = || match to_serde(v) {
-            serde_json::Value::Object(map) => std::sync::Arc::new(map),
-            _ => std::sync::Arc::default(),
-        };
+        let same = |m: &std::sync::Arc<serde_json::Map<_, _>>| same_object_as_serde(object, m);
+        let make = || std::sync::Arc::new(object_to_serde(object));
         Some(std::sync::Arc::clone(self.args.get_or_insert(
             hash_value(v),
             same,

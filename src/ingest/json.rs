@@ -504,12 +504,15 @@ pub fn to_serde(v: &BorrowedValue<'_>) -> serde_json::Value {
         },
         BorrowedValue::String(s) => J::String(s.to_string()),
         BorrowedValue::Array(items) => J::Array(items.iter().map(to_serde).collect()),
-        BorrowedValue::Object(map) => J::Object(
-            map.iter()
-                .map(|(k, v)| (k.to_string(), to_serde(v)))
-                .collect(),
-        ),
+        BorrowedValue::Object(map) => J::Object(object_to_serde(map)),
     }
+}
+
+/// An object as a `serde_json` map ([`to_serde`]).
+pub fn object_to_serde(map: &Object<'_>) -> serde_json::Map<String, serde_json::Value> {
+    map.iter()
+        .map(|(k, v)| (k.to_string(), to_serde(v)))
+        .collect()
 }
 
 /// Whether `v` is the value `to_serde(v)` would give `s`, without building it: how a
@@ -521,14 +524,20 @@ pub fn same_as_serde(v: &BorrowedValue<'_>, s: &serde_json::Value) -> bool {
         (BorrowedValue::Array(a), J::Array(b)) => {
             a.len() == b.len() && a.iter().zip(b).all(|(x, y)| same_as_serde(x, y))
         }
-        (BorrowedValue::Object(a), J::Object(b)) => {
-            a.len() == b.len()
-                && a.iter()
-                    .all(|(k, x)| b.get(k.as_ref()).is_some_and(|y| same_as_serde(x, y)))
-        }
+        (BorrowedValue::Object(a), J::Object(b)) => same_object_as_serde(a, b),
         (BorrowedValue::Static(_), _) => to_serde(v) == *s,
         _ => false,
     }
+}
+
+/// Whether `a` is the map [`object_to_serde`] would give `b` ([`same_as_serde`]).
+pub fn same_object_as_serde(
+    a: &Object<'_>,
+    b: &serde_json::Map<String, serde_json::Value>,
+) -> bool {
+    a.len() == b.len()
+        && a.iter()
+            .all(|(k, x)| b.get(k.as_ref()).is_some_and(|y| same_as_serde(x, y)))
 }
 
 /// A hash of `v` that equal values share whatever the order of their objects' keys
