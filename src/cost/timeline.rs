@@ -8,11 +8,13 @@
 //! main agent ends the run: every later request of every thread is saved; one of a
 //! sub-agent ends that sub-agent's later requests only.
 //!
-//! Everything here is linear in requests plus firings, up to a log factor: one sweep per
-//! thread for a set of firings acting together, and an offline range query for each
-//! firing alone (issue #13's stuck loops fire on every turn).
+//! A set of firings acting together costs one pass per thread, linear in its requests
+//! plus firings: spans found by cursors that only move forward, ordered by a counting
+//! sort, and swept once. Each firing alone is answered by an offline range query, linear
+//! up to a log factor (issue #13's stuck loops fire on every turn).
 
 use crate::guards::{Effect, Firing};
+use crate::hash::HashMap;
 use crate::model::sum_tokens;
 use crate::replay::Compaction;
 use std::collections::BTreeMap;
@@ -85,17 +87,20 @@ impl<'a> Timeline<'a> {
     /// What `firings` would have saved acting together.
     pub fn saved(&self, firings: &[&Firing]) -> Saved {
         let cuts = Cuts::of(firings);
+        let mut by_thread = self.by_thread(firings.iter().copied().enumerate());
         let mut saved = Saved::default();
         for (agent, indices) in &self.threads {
-            let spans: Vec<Span> = firings
-                .iter()
-                .filter(|f| f.agent == *agent)
-                .filter_map(|f| self.span(f, indices))
+            let own = by_thread.remove(agent).unwrap_or_default();
+            let spans: Vec<Span> = self
+                .spans(indices, own)
+                .into_iter()
+                .map(|(_, s)| s)
                 .collect();
             let reductions = sweep(indices.len(), &spans);
+            let cut = cuts.of_thread(agent);
             for (&i, reduction) in indices.iter().zip(reductions) {
                 let r = &self.requests[i];
-                let (tokens, usd) = if cuts.cuts(r) {
+                let (tokens, usd) = if cut.is_some_and(|c| r.turn > c) {
                     (r.tokens, r.usd)
                 } else {
                     let tokens = reduction.min(r.tokens);
@@ -111,37 +116,101 @@ impl<'a> Timeline<'a> {
     /// Tokens each firing would have saved alone, in the order given.
     pub fn saved_alone(&self, firings: &[Firing]) -> Vec<u64> {
         let mut out = vec![0; firings.len()];
-        // Suppressions alone are a sum of min(tokens, request) over a span: answered
-        // together, per thread, by one offline pass.
-        let mut queries: BTreeMap<&str, Vec<(usize, Span)>> = BTreeMap::new();
+        let mut suppressions = Vec::new();
         for (k, f) in firings.iter().enumerate() {
-            let Some(indices) = self.threads.get(f.agent.as_str()) else {
-                if f.effect == Effect::Terminal && f.agent == MAIN {
-                    out[k] = self.after(f.turn);
-                }
-                continue;
-            };
             match f.effect {
                 Effect::Terminal if f.agent == MAIN => out[k] = self.after(f.turn),
                 Effect::Terminal => {
-                    let from = first_after(self.requests, indices, f.turn);
-                    out[k] = sum_tokens(indices[from..].iter().map(|&i| self.requests[i].tokens));
-                }
-                Effect::Advisory => {}
-                Effect::Shrink { .. } | Effect::Suppress { .. } => {
-                    if let Some(span) = self.span(f, indices) {
-                        queries.entry(f.agent.as_str()).or_default().push((k, span));
+                    if let Some(indices) = self.threads.get(f.agent.as_str()) {
+                        let from = first_after(self.requests, indices, f.turn);
+                        out[k] =
+                            sum_tokens(indices[from..].iter().map(|&i| self.requests[i].tokens));
                     }
                 }
+                Effect::Advisory => {}
+                Effect::Shrink { .. } | Effect::Suppress { .. } => suppressions.push((k, f)),
             }
         }
-        for (agent, spans) in queries {
-            let tokens: Vec<u64> = self.threads[agent]
-                .iter()
-                .map(|&i| self.requests[i].tokens)
-                .collect();
+        // Suppressions and shrinks alone are a sum of min(tokens, request) over a span:
+        // answered together, per thread, by one offline pass.
+        for (agent, own) in self.by_thread(suppressions.into_iter()) {
+            let indices = &self.threads[agent];
+            let spans = self.spans(indices, own);
+            let tokens: Vec<u64> = indices.iter().map(|&i| self.requests[i].tokens).collect();
             for ((k, _), sum) in spans.iter().zip(sums_of_min(&tokens, &spans)) {
                 out[*k] = sum;
+            }
+        }
+        out
+    }
+
+    /// `firings` (each with a key) grouped by the thread they act on; firings of an agent
+    /// with no requests reach none and are left out.
+    fn by_thread<'f, K>(
+        &self,
+        firings: impl Iterator<Item = (K, &'f Firing)>,
+    ) -> BTreeMap<&'a str, Vec<(K, &'f Firing)>> {
+        let mut out: BTreeMap<&'a str, Vec<(K, &'f Firing)>> = BTreeMap::new();
+        for (k, f) in firings {
+            if let Some((&agent, _)) = self.threads.get_key_value(f.agent.as_str()) {
+                out.entry(agent).or_default().push((k, f));
+            }
+        }
+        out
+    }
+
+    /// The spans of one thread's firings (each with its key) over its requests
+    /// (`indices`). Taken in turn order, every bound a firing asks for moves only forward,
+    /// so cursors find them all in one pass over the thread: linear, where a search per
+    /// firing through a long run's requests missed the cache at every step (issue #13).
+    fn spans<'f, K: Copy>(
+        &self,
+        indices: &[usize],
+        mut firings: Vec<(K, &'f Firing)>,
+    ) -> Vec<(K, Span<'f>)> {
+        // Stable, and one pass when already in turn order (a run's firings are).
+        firings.sort_by_key(|(_, f)| f.turn);
+        let turn_of = |p: usize| self.requests[indices[p]].turn;
+        let mut at_turn = Cursor::default();
+        let mut after_turn = Cursor::default();
+        let mut at_compaction = Cursor::default();
+        let mut compaction = Cursor::default();
+        let mut out = Vec::with_capacity(firings.len());
+        for (k, f) in firings {
+            let turn = f.turn;
+            let (start, end, tokens) = match f.effect {
+                Effect::Shrink { tokens } => (
+                    at_turn.first(indices.len(), |p| turn_of(p) >= turn),
+                    after_turn.first(indices.len(), |p| turn_of(p) > turn),
+                    tokens,
+                ),
+                Effect::Suppress { tokens } => {
+                    // The turn of the thread's first compaction after `turn`: its context no
+                    // longer carries what it held before.
+                    let compactions = self
+                        .compactions
+                        .get(f.agent.as_str())
+                        .map_or(&[][..], Vec::as_slice);
+                    let next = compaction.first(compactions.len(), |c| compactions[c] > turn);
+                    let until = compactions.get(next).copied().unwrap_or(u32::MAX);
+                    (
+                        after_turn.first(indices.len(), |p| turn_of(p) > turn),
+                        at_compaction.first(indices.len(), |p| turn_of(p) >= until),
+                        tokens,
+                    )
+                }
+                Effect::Terminal | Effect::Advisory => continue,
+            };
+            if start < end && tokens > 0 {
+                out.push((
+                    k,
+                    Span {
+                        start,
+                        end,
+                        tokens,
+                        subject: f.subject.as_deref(),
+                    },
+                ));
             }
         }
         out
@@ -150,43 +219,6 @@ impl<'a> Timeline<'a> {
     /// Tokens of every request after `turn`, of every thread.
     fn after(&self, turn: u32) -> u64 {
         self.suffix[self.requests.partition_point(|r| r.turn <= turn)]
-    }
-
-    /// The requests of `indices` (one thread's) a non-terminal firing reaches.
-    fn span<'f>(&self, f: &'f Firing, indices: &[usize]) -> Option<Span<'f>> {
-        let (start, end, tokens) = match f.effect {
-            Effect::Shrink { tokens } => (
-                first_at_or_after(self.requests, indices, f.turn),
-                first_after(self.requests, indices, f.turn),
-                tokens,
-            ),
-            Effect::Suppress { tokens } => {
-                let until = self.next_compaction(&f.agent, f.turn);
-                (
-                    first_after(self.requests, indices, f.turn),
-                    first_at_or_after(self.requests, indices, until),
-                    tokens,
-                )
-            }
-            Effect::Terminal | Effect::Advisory => return None,
-        };
-        (start < end && tokens > 0).then_some(Span {
-            start,
-            end,
-            tokens,
-            subject: f.subject.as_deref(),
-        })
-    }
-
-    /// The turn of `agent`'s first compaction after `turn`: its context no longer carries
-    /// what it held before.
-    fn next_compaction(&self, agent: &str, turn: u32) -> u32 {
-        // Searched, not scanned: a long run compacts many times and every suppression
-        // asks (issue #13).
-        self.compactions
-            .get(agent)
-            .and_then(|turns| turns.get(turns.partition_point(|&c| c <= turn)).copied())
-            .unwrap_or(u32::MAX)
     }
 }
 
@@ -217,9 +249,10 @@ impl<'f> Cuts<'f> {
         cuts
     }
 
-    fn cuts(&self, r: &Request) -> bool {
-        let after = |c: Option<u32>| c.is_some_and(|c| r.turn > c);
-        after(self.main) || after(self.threads.get(r.agent.as_str()).copied())
+    /// The turn after which `agent`'s requests are cut, if any.
+    fn of_thread(&self, agent: &str) -> Option<u32> {
+        let own = self.threads.get(agent).copied();
+        self.main.into_iter().chain(own).min()
     }
 }
 
@@ -228,19 +261,27 @@ fn first_after(requests: &[Request], indices: &[usize], turn: u32) -> usize {
     indices.partition_point(|&i| requests[i].turn <= turn)
 }
 
-/// The first position in `indices` whose request's turn is `turn` or later.
-fn first_at_or_after(requests: &[Request], indices: &[usize], turn: u32) -> usize {
-    indices.partition_point(|&i| requests[i].turn < turn)
+/// A position that only moves forward: the first of `0..len` where a predicate that
+/// turns true and stays true (as positions rise) holds, for predicates that only get
+/// stricter from one call to the next.
+#[derive(Default)]
+struct Cursor(usize);
+
+impl Cursor {
+    fn first(&mut self, len: usize, holds: impl Fn(usize) -> bool) -> usize {
+        while self.0 < len && !holds(self.0) {
+            self.0 += 1;
+        }
+        self.0
+    }
 }
 
 /// The reduction each of `n` positions gets from `spans` acting together: spans without a
 /// subject add up; spans about one subject (one result suppressed by several guards) take
 /// off their largest figure, once.
 fn sweep(n: usize, spans: &[Span]) -> Vec<u64> {
-    let mut starts: Vec<usize> = (0..spans.len()).collect();
-    starts.sort_by_key(|&s| spans[s].start);
-    let mut ends = starts.clone();
-    ends.sort_by_key(|&s| spans[s].end);
+    let starts = by_position(n, spans.iter().map(|s| s.start));
+    let ends = by_position(n, spans.iter().map(|s| s.end));
     let (mut next_start, mut next_end) = (0, 0);
     let mut active = Active::default();
     let mut out = Vec::with_capacity(n);
@@ -258,13 +299,34 @@ fn sweep(n: usize, spans: &[Span]) -> Vec<u64> {
     out
 }
 
+/// The indices of `positions` (each at most `n`) ordered by position: a counting sort, so
+/// a sweep stays linear however the spans interleave.
+fn by_position(n: usize, positions: impl Iterator<Item = usize> + Clone) -> Vec<usize> {
+    let mut first = vec![0usize; n + 2];
+    for p in positions.clone() {
+        first[p.min(n) + 1] += 1;
+    }
+    for i in 1..first.len() {
+        first[i] += first[i - 1];
+    }
+    let mut out = vec![0; first[n + 1]];
+    for (k, p) in positions.enumerate() {
+        let slot = &mut first[p.min(n)];
+        out[*slot] = k;
+        *slot += 1;
+    }
+    out
+}
+
 /// The spans covering the current position.
 #[derive(Default)]
 struct Active<'f> {
     /// Sum of spans without a subject (u128: no overflow before the final cap).
     plain: u128,
-    /// Per subject, a multiset of figures; the largest counts.
-    by_subject: BTreeMap<&'f str, BTreeMap<u64, usize>>,
+    /// Per subject covered now, a multiset of figures; the largest counts. Hashed, and a
+    /// subject leaves when its last span ends, so a long run's suppressions cost a lookup
+    /// each, not a search among every subject seen.
+    by_subject: HashMap<&'f str, BTreeMap<u64, usize>>,
     /// Sum over subjects of their largest figure.
     subjects: u128,
 }
@@ -297,6 +359,9 @@ impl<'f> Active<'f> {
                     }
                 }
                 self.subjects = self.subjects - before + largest(set);
+                if set.is_empty() {
+                    self.by_subject.remove(subject);
+                }
             }
         }
     }
@@ -382,4 +447,27 @@ impl Fenwick {
 fn prompt_cost(r: &Request, tokens: u64) -> Option<f64> {
     let usd = r.prompt_rate? * tokens as f64;
     Some(r.usd.map_or(usd, |cap| usd.min(cap)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn by_position_orders_stably_and_keeps_the_end_position() {
+        // Positions 0..=n: a span's end may be the thread's length.
+        let order = by_position(4, [3, 1, 4, 1, 0, 3].into_iter());
+        assert_eq!(order, vec![4, 1, 3, 0, 5, 2]);
+        assert!(by_position(0, std::iter::empty()).is_empty());
+    }
+
+    #[test]
+    fn a_cursor_only_moves_forward_and_stops_at_the_end() {
+        let turns = [1, 3, 3, 7];
+        let mut after = Cursor::default();
+        assert_eq!(after.first(turns.len(), |p| turns[p] > 0), 0);
+        assert_eq!(after.first(turns.len(), |p| turns[p] > 3), 3);
+        assert_eq!(after.first(turns.len(), |p| turns[p] > 3), 3);
+        assert_eq!(after.first(turns.len(), |p| turns[p] > 9), 4);
+    }
 }
