@@ -261,7 +261,7 @@ fn replay_run(
         project: meta.project.to_string(),
         run_id: meta.run_id.to_string(),
         session_index: meta.session_index,
-        turns: usage.turns.into_values().collect(),
+        turns: usage.turns,
         compactions: usage.compactions,
         firings,
         metrics,
@@ -315,7 +315,10 @@ fn feed(
 /// Collects per-turn token facts while the stream goes by.
 #[derive(Default)]
 struct UsageAccumulator {
-    turns: BTreeMap<u32, TurnUsage>,
+    /// One entry per turn, in turn order. The stream comes in turn order ([`walk`]), so a
+    /// record's turn is the last entry's or a new one after it: a run's turns are a list,
+    /// not an ordered map of them (a 1M-line run has 300k turns, issue #13).
+    turns: Vec<TurnUsage>,
     compactions: Vec<Compaction>,
     /// Characters each agent's context carries since its last compaction.
     carried_chars: BTreeMap<String, u64>,
@@ -325,11 +328,7 @@ impl UsageAccumulator {
     /// The turn's entry, seen from a record of `agent`.
     fn turn(&mut self, turn: u32, agent: &str) -> &mut TurnUsage {
         let carried = self.carried_chars.get(agent).copied().unwrap_or(0);
-        let t = self.turns.entry(turn).or_insert_with(|| TurnUsage {
-            turn,
-            agent: MAIN.to_string(),
-            ..Default::default()
-        });
+        let t = self.entry(turn);
         if t.agent == MAIN && agent != MAIN {
             t.agent = agent.to_string();
         }
@@ -337,6 +336,25 @@ impl UsageAccumulator {
             t.carried_chars = t.carried_chars.max(carried);
         }
         t
+    }
+
+    /// The entry of `turn`, made when the turn is new.
+    fn entry(&mut self, turn: u32) -> &mut TurnUsage {
+        let at = match self.turns.last() {
+            Some(last) if last.turn == turn => self.turns.len() - 1,
+            // Never in [`walk`]'s order; kept right for any caller.
+            Some(last) if last.turn > turn => self.turns.partition_point(|t| t.turn < turn),
+            _ => self.turns.len(),
+        };
+        if self.turns.get(at).is_none_or(|t| t.turn != turn) {
+            let new = TurnUsage {
+                turn,
+                agent: MAIN.to_string(),
+                ..Default::default()
+            };
+            self.turns.insert(at, new);
+        }
+        &mut self.turns[at]
     }
 
     fn carry(&mut self, agent: &str, chars: u64) {
@@ -397,5 +415,32 @@ fn merge_requests(a: &Request, b: &Request) -> Request {
         },
         model: a.model.clone().or_else(|| b.model.clone()),
         cost_usd: sum(a.cost_usd, b.cost_usd),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn turns_stay_one_entry_each_in_turn_order_whatever_order_they_come_in() {
+        let mut usage = UsageAccumulator::default();
+        for (turn, agent) in [
+            (1, MAIN),
+            (3, MAIN),
+            (3, "task-1"),
+            (2, MAIN),
+            (5, MAIN),
+            (1, MAIN),
+        ] {
+            usage.turn(turn, agent);
+        }
+        let turns: Vec<(u32, &str)> = usage
+            .turns
+            .iter()
+            .map(|t| (t.turn, t.agent.as_str()))
+            .collect();
+        // A sub-agent's record names the turn's agent; a turn seen twice is one entry.
+        assert_eq!(turns, [(1, MAIN), (2, MAIN), (3, "task-1"), (5, MAIN)]);
     }
 }
