@@ -92,7 +92,7 @@ impl<'a> Timeline<'a> {
         for (agent, indices) in &self.threads {
             let own = by_thread.remove(agent).unwrap_or_default();
             let spans: Vec<Span> = self
-                .spans(indices, own)
+                .spans(agent, indices, own)
                 .into_iter()
                 .map(|(_, s)| s)
                 .collect();
@@ -135,7 +135,7 @@ impl<'a> Timeline<'a> {
         // answered together, per thread, by one offline pass.
         for (agent, own) in self.by_thread(suppressions.into_iter()) {
             let indices = &self.threads[agent];
-            let spans = self.spans(indices, own);
+            let spans = self.spans(agent, indices, own);
             let tokens: Vec<u64> = indices.iter().map(|&i| self.requests[i].tokens).collect();
             for ((k, _), sum) in spans.iter().zip(sums_of_min(&tokens, &spans)) {
                 out[*k] = sum;
@@ -159,18 +159,20 @@ impl<'a> Timeline<'a> {
         out
     }
 
-    /// The spans of one thread's firings (each with its key) over its requests
+    /// The spans of the firings of `agent`'s thread (each with its key) over its requests
     /// (`indices`). Taken in turn order, every bound a firing asks for moves only forward,
     /// so cursors find them all in one pass over the thread: linear, where a search per
     /// firing through a long run's requests missed the cache at every step (issue #13).
     fn spans<'f, K: Copy>(
         &self,
+        agent: &str,
         indices: &[usize],
         mut firings: Vec<(K, &'f Firing)>,
     ) -> Vec<(K, Span<'f>)> {
         // Stable, and one pass when already in turn order (a run's firings are).
         firings.sort_by_key(|(_, f)| f.turn);
         let turn_of = |p: usize| self.requests[indices[p]].turn;
+        let compactions = self.compactions.get(agent).map_or(&[][..], Vec::as_slice);
         let mut at_turn = Cursor::default();
         let mut after_turn = Cursor::default();
         let mut at_compaction = Cursor::default();
@@ -187,10 +189,6 @@ impl<'a> Timeline<'a> {
                 Effect::Suppress { tokens } => {
                     // The turn of the thread's first compaction after `turn`: its context no
                     // longer carries what it held before.
-                    let compactions = self
-                        .compactions
-                        .get(f.agent.as_str())
-                        .map_or(&[][..], Vec::as_slice);
                     let next = compaction.first(compactions.len(), |c| compactions[c] > turn);
                     let until = compactions.get(next).copied().unwrap_or(u32::MAX);
                     (
