@@ -291,7 +291,7 @@ fn todo_writes_and_session_start() {
 fn guards_fire_on_the_stale_edit_loop_and_the_failing_tests() {
     let mut replayer =
         ProjectReplayer::new("shop", &Config::default(), Vec::new()).expect("config");
-    let stuck = replayer.replay(&load(STUCK));
+    let stuck = replayer.replay(load(STUCK));
     let fired = |guard: &str, action: &str| {
         stuck
             .firings
@@ -307,7 +307,7 @@ fn guards_fire_on_the_stale_edit_loop_and_the_failing_tests() {
         .firings
         .iter()
         .all(|f| f.agent == "main" || f.agent == "sidechain:toolu_01Tk1"));
-    let healthy = replayer.replay(&load(HEALTHY));
+    let healthy = replayer.replay(load(HEALTHY));
     assert!(!healthy
         .firings
         .iter()

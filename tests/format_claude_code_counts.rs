@@ -271,7 +271,7 @@ fn two_unnamed_sub_agents_are_two_threads_named_by_their_task_calls() {
 fn a_read_in_one_sub_agent_is_no_duplicate_of_a_read_in_another() {
     let mut replayer =
         ProjectReplayer::new("cart", &Config::default(), Vec::new()).expect("config");
-    let replay = replayer.replay(&load(&fixture(CART)));
+    let replay = replayer.replay(load(&fixture(CART)));
     let blocked: Vec<(&str, Option<&str>)> = replay
         .firings
         .iter()

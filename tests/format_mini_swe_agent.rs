@@ -95,7 +95,7 @@ fn completions(run: &LoadedRun) -> Vec<(u32, String, String)> {
 
 fn firings(run: &LoadedRun, guard: &str) -> Vec<(u32, String)> {
     let mut replayer = ProjectReplayer::new("t", &Config::default(), Vec::new()).expect("config");
-    let replay = replayer.replay(run);
+    let replay = replayer.replay(run.clone());
     let of_guard = replay.firings.iter().filter(|f| f.guard == guard);
     of_guard.map(|f| (f.turn, f.action.clone())).collect()
 }

@@ -298,7 +298,7 @@ fn delegate_compaction_todos_and_outcome() {
 #[test]
 fn guards_fire_on_the_stuck_history() {
     let mut replayer = ProjectReplayer::new("t", &Config::default(), Vec::new()).expect("config");
-    let replay = replayer.replay(&load(STUCK));
+    let replay = replayer.replay(load(STUCK));
     let fired: Vec<(&str, &str, u32)> = replay
         .firings
         .iter()
@@ -317,7 +317,7 @@ fn guards_fire_on_the_stuck_history() {
         "{fired:?}"
     );
     let mut replayer = ProjectReplayer::new("t", &Config::default(), Vec::new()).expect("config");
-    let healthy = replayer.replay(&load(HEALTHY));
+    let healthy = replayer.replay(load(HEALTHY));
     assert!(!healthy
         .firings
         .iter()

@@ -233,7 +233,7 @@ fn compaction_and_todos_are_kept() {
 #[test]
 fn guards_fire_when_the_sessions_are_replayed() {
     let mut replayer = ProjectReplayer::new("pi", &Config::default(), Vec::new()).expect("config");
-    let looped = replayer.replay(&load(LOOP));
+    let looped = replayer.replay(load(LOOP));
     let fired = |guard: &str, action: &str| {
         looped
             .firings
@@ -247,7 +247,7 @@ fn guards_fire_when_the_sessions_are_replayed() {
     );
     assert!(fired("adaptive_edit", "rewrite"));
     assert!(fired("stale_edit_recovery", "read_authoritative_target"));
-    let healthy = replayer.replay(&load(HEALTHY));
+    let healthy = replayer.replay(load(HEALTHY));
     assert!(!healthy
         .firings
         .iter()

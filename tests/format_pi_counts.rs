@@ -312,8 +312,8 @@ fn copied_entries_seed_the_context_but_are_not_replayed() {
     // Replayed after its parent, the branch does not fire again on the parent's failures.
     let mut replayer =
         ProjectReplayer::new("cart", &Config::default(), Vec::new()).expect("config");
-    let parent = replayer.replay(&load(&fixture(PARENT)));
-    let branch = replayer.replay(&load(&fixture(BRANCHED)));
+    let parent = replayer.replay(load(&fixture(PARENT)));
+    let branch = replayer.replay(load(&fixture(BRANCHED)));
     let stale = |r: &hindsight::replay::RunReplay| {
         r.firings
             .iter()
@@ -344,7 +344,7 @@ fn a_branch_tree_replays_the_path_to_its_last_entry() {
     // The stale edits of the left branch are not replayed, so nothing fires on them.
     let mut replayer =
         ProjectReplayer::new("invoice", &Config::default(), Vec::new()).expect("config");
-    let replay = replayer.replay(&run);
+    let replay = replayer.replay(run.clone());
     assert!(
         !replay
             .firings

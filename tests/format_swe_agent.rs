@@ -83,7 +83,7 @@ fn usage(run: &LoadedRun) -> (u32, usize, u64, u64) {
 
 fn firings(run: &LoadedRun) -> Vec<(String, String)> {
     let mut replayer = ProjectReplayer::new("p", &Config::default(), Vec::new()).expect("config");
-    let replay = replayer.replay(run);
+    let replay = replayer.replay(run.clone());
     replay
         .firings
         .iter()

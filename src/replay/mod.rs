@@ -160,8 +160,9 @@ impl ProjectReplayer {
         }
     }
 
-    /// Replays the project's next session.
-    pub fn replay(&mut self, run: &LoadedRun) -> RunReplay {
+    /// Replays the project's next session, consuming it as it goes ([`walk_owned`]).
+    pub fn replay(&mut self, mut run: LoadedRun) -> RunReplay {
+        let run_id = std::mem::take(&mut run.run_id);
         let carry_in = self
             .guards
             .iter()
@@ -170,12 +171,12 @@ impl ProjectReplayer {
             .collect();
         let meta = RunMeta {
             project: &self.name,
-            run_id: &run.run_id,
+            run_id: &run_id,
             session_index: self.session_index,
             format: run.format.as_str(),
             completion_ledger: run.ledger,
             convergence_ledger: &self.convergence_ledger,
-            last_turn: last_turn(run),
+            last_turn: last_turn(&run),
             carry_in: &carry_in,
             records: run.stats.records,
             skipped: run.problems.count,
@@ -218,9 +219,9 @@ pub fn last_turn(run: &LoadedRun) -> u32 {
 }
 
 /// Feeds one loaded run to the guards: events in recorded order (stably by turn), each
-/// turn's frames after its events.
+/// turn's frames after its events. The run is consumed as it is walked ([`walk_owned`]).
 fn replay_run(
-    run: &LoadedRun,
+    run: LoadedRun,
     meta: &RunMeta<'_>,
     guards: &mut [(Entry, Box<dyn Guard>)],
 ) -> RunReplay {
@@ -229,7 +230,15 @@ fn replay_run(
         guard.begin_run(meta);
     }
     let mut usage = UsageAccumulator::default();
-    let state = walk(run, |norm, event, state| {
+    let LoadedRun {
+        events,
+        frames,
+        ledger,
+        problems,
+        stats,
+        ..
+    } = run;
+    let state = walk_owned(events, frames, |norm, event, state| {
         match (event, &norm.step) {
             (Some(event), _) => usage.event(norm, event),
             (None, Step::Frame(frame)) => usage.frame(frame),
@@ -266,10 +275,10 @@ fn replay_run(
         firings,
         metrics,
         series,
-        ledger_recorded: run.ledger,
+        ledger_recorded: ledger,
         carry_in: BTreeMap::new(),
-        problems: run.problems.clone(),
-        stats: run.stats.clone(),
+        problems,
+        stats,
         guard_failures,
     }
 }
@@ -286,19 +295,72 @@ pub fn walk<'r>(
     let mut state = RunState::new();
     let mut order: Vec<usize> = (0..run.events.len()).collect();
     order.sort_by_key(|&i| run.events[i].at.turn);
-    let mut frames = run.frames.iter().peekable();
-    for &i in &order {
-        let event = &run.events[i];
-        while let Some(frame) = frames.next_if(|f| f.turn < event.at.turn) {
-            visit(&state.frame(frame), None, &state);
+    let events = order.iter().map(|&i| &run.events[i]);
+    for step in in_stream_order(events, run.frames.iter()) {
+        match step {
+            Walked::Event(event) => {
+                let norm = state.step(event);
+                visit(&norm, Some(event), &state);
+            }
+            Walked::Frame(frame) => visit(&state.frame(frame), None, &state),
         }
-        let norm = state.step(event);
-        visit(&norm, Some(event), &state);
-    }
-    for frame in frames {
-        visit(&state.frame(frame), None, &state);
     }
     state
+}
+
+/// [`walk`] over a run's records and frames taken by value: each is dropped once it has
+/// been visited. A replay needs nothing of a record after the guards have seen it, so a
+/// long run's outputs and frame texts are given back while its guards' tables and the
+/// run state still grow, instead of all being held at once (issue #13: a 1M-line run's
+/// memory is what its time grew with).
+pub fn walk_owned(
+    mut events: Vec<crate::model::Event>,
+    frames: Vec<crate::model::Frame>,
+    mut visit: impl FnMut(&NormEvent<'_>, Option<&crate::model::Event>, &RunState),
+) -> RunState {
+    let mut state = RunState::new();
+    // A stable sort, as [`walk`]'s; most recordings are in turn order already, and then no
+    // scratch copy of the records is made.
+    if !events.is_sorted_by_key(|e| e.at.turn) {
+        events.sort_by_key(|e| e.at.turn);
+    }
+    for step in in_stream_order(events.into_iter(), frames.into_iter()) {
+        match step {
+            Walked::Event(event) => {
+                let norm = state.step(&event);
+                visit(&norm, Some(&event), &state);
+            }
+            Walked::Frame(frame) => visit(&state.frame(&frame), None, &state),
+        }
+    }
+    state
+}
+
+/// One step of a walk: a record or a frame.
+enum Walked<E, F> {
+    Event(E),
+    Frame(F),
+}
+
+/// Records (already in turn order) and frames (ordered by turn) merged into the walk's
+/// order: a turn's frames after its records and before the next turn's.
+fn in_stream_order<E, F>(
+    events: impl Iterator<Item = E>,
+    frames: impl Iterator<Item = F>,
+) -> impl Iterator<Item = Walked<E, F>>
+where
+    E: std::borrow::Borrow<crate::model::Event>,
+    F: std::borrow::Borrow<crate::model::Frame>,
+{
+    let mut events = events.peekable();
+    let mut frames = frames.peekable();
+    std::iter::from_fn(move || {
+        let next_turn = events.peek().map(|e| e.borrow().at.turn);
+        match frames.next_if(|f| next_turn.is_none_or(|t| f.borrow().turn < t)) {
+            Some(frame) => Some(Walked::Frame(frame)),
+            None => events.next().map(Walked::Event),
+        }
+    })
 }
 
 fn feed(
@@ -421,6 +483,84 @@ fn merge_requests(a: &Request, b: &Request) -> Request {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::model::{At, Event, Frame};
+
+    fn record(turn: u32, seq: u64) -> Event {
+        Event {
+            at: At {
+                turn,
+                seq,
+                session: 0,
+                agent: MAIN.to_string(),
+            },
+            kind: EventKind::Compaction {
+                before_tokens: seq,
+                after_tokens: 0,
+            },
+        }
+    }
+
+    fn frame(turn: u32, source: &str) -> Frame {
+        Frame {
+            turn,
+            agent: MAIN.to_string(),
+            estimated_tokens: None,
+            system_prompt_chars: None,
+            messages: Vec::new(),
+            signal_to_noise: None,
+            source: source.to_string(),
+        }
+    }
+
+    /// What a walk visits, as `(turn, record seq or frame file)`.
+    fn visited(walk: impl FnOnce(&mut dyn FnMut(&NormEvent<'_>, Option<&Event>))) -> Vec<String> {
+        let mut seen = Vec::new();
+        walk(&mut |norm, event| {
+            seen.push(match (event, &norm.step) {
+                (Some(e), _) => format!("{} record {}", norm.turn, e.at.seq),
+                (None, Step::Frame(f)) => format!("{} frame {}", norm.turn, f.source),
+                (None, _) => format!("{} other", norm.turn),
+            })
+        });
+        seen
+    }
+
+    #[test]
+    fn a_consumed_run_is_walked_in_the_same_order_as_a_borrowed_one() {
+        // Records out of turn order (a sub-agent's written late), frames before, between,
+        // at and after the records' turns.
+        let run = LoadedRun {
+            events: [(2, 0), (1, 1), (2, 2), (4, 3), (1, 4)]
+                .map(|(turn, seq)| record(turn, seq))
+                .to_vec(),
+            frames: [(0, "a"), (1, "b"), (2, "c"), (2, "d"), (3, "e"), (6, "f")]
+                .map(|(turn, source)| frame(turn, source))
+                .to_vec(),
+            ..Default::default()
+        };
+        let borrowed = visited(|v| {
+            walk(&run, |n, e, _| v(n, e));
+        });
+        let run_copy = run.clone();
+        let owned = visited(|v| {
+            walk_owned(run_copy.events, run_copy.frames, |n, e, _| v(n, e));
+        });
+        let expected = [
+            "0 frame a",
+            "1 record 1",
+            "1 record 4",
+            "1 frame b",
+            "2 record 0",
+            "2 record 2",
+            "2 frame c",
+            "2 frame d",
+            "3 frame e",
+            "4 record 3",
+            "6 frame f",
+        ];
+        assert_eq!(borrowed, expected);
+        assert_eq!(owned, expected);
+    }
 
     #[test]
     fn turns_stay_one_entry_each_in_turn_order_whatever_order_they_come_in() {

@@ -415,7 +415,7 @@ fn replay_sessions(
         while let Some(loaded) = reading.take(sessions.from, &load) {
             let i = sessions.from;
             allow(i + 1 + ahead);
-            let mut replay = replayer.replay(&loaded?);
+            let mut replay = replayer.replay(loaded?);
             settle_guard_failures(&mut replay, &runs[i].path, replayer.guard_policy())?;
             replay
                 .problems

@@ -20,14 +20,14 @@ pub fn replay_sessions(sessions: &[Run], config: &Config) -> Vec<RunReplay> {
     let mut replayer = ProjectReplayer::new("t", config, Vec::new()).expect("config");
     sessions
         .iter()
-        .map(|s| replayer.replay(&s.to_loaded()))
+        .map(|s| replayer.replay(s.to_loaded()))
         .collect()
 }
 
 /// Replays an already loaded run (with frames, say) as a project's only session.
 pub fn replay_loaded(run: &LoadedRun, config: &Config) -> RunReplay {
     let mut replayer = ProjectReplayer::new("t", config, Vec::new()).expect("config");
-    replayer.replay(run)
+    replayer.replay(run.clone())
 }
 
 /// Replays `run` as a project's only session, through guards built from `config`.
