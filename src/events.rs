@@ -494,7 +494,7 @@ pub fn step<'a>(
         }),
         Step::Dedup { call, family } => Body::Dedup(Dedup {
             at,
-            call_id: call.as_ref().map(|c| c.call_id.as_str()),
+            call_id: call.as_ref().map(|c| &*c.call_id),
             call_family: call.as_ref().map(|c| c.families.action.as_str()),
             family: *family,
         }),

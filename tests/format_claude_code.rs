@@ -37,11 +37,11 @@ fn outcomes(run: &LoadedRun) -> BTreeMap<String, (ToolKind, String, bool, Option
         if let Step::Result { call, outcome, .. } = state.step(event).step {
             let entry = (
                 call.kind,
-                call.agent.clone(),
+                call.agent.to_string(),
                 outcome.success,
                 outcome.error_class,
             );
-            out.insert(call.call_id.clone(), entry);
+            out.insert(call.call_id.to_string(), entry);
         }
     }
     out

@@ -43,11 +43,11 @@ fn outcomes(
             let entry = (
                 call.kind,
                 call.tool.clone(),
-                call.agent.clone(),
+                call.agent.to_string(),
                 outcome.success,
                 outcome.error_class,
             );
-            out.insert(call.call_id.clone(), entry);
+            out.insert(call.call_id.to_string(), entry);
         }
     }
     out
@@ -59,7 +59,7 @@ fn calls(run: &LoadedRun) -> Vec<(String, ToolKind, String, u32)> {
     run.events
         .iter()
         .filter_map(|e| match state.step(e).step {
-            Step::Call(c) => Some((c.call_id.clone(), c.kind, c.agent.clone(), c.turn)),
+            Step::Call(c) => Some((c.call_id.to_string(), c.kind, c.agent.to_string(), c.turn)),
             _ => None,
         })
         .collect()

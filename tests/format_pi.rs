@@ -38,10 +38,13 @@ fn normalized(run: &LoadedRun) -> (BTreeMap<String, ToolKind>, Outcomes) {
     for event in &run.events {
         match state.step(event).step {
             Step::Call(call) => {
-                kinds.insert(call.call_id.clone(), call.kind);
+                kinds.insert(call.call_id.to_string(), call.kind);
             }
             Step::Result { call, outcome, .. } => {
-                outcomes.insert(call.call_id.clone(), (outcome.success, outcome.error_class));
+                outcomes.insert(
+                    call.call_id.to_string(),
+                    (outcome.success, outcome.error_class),
+                );
             }
             _ => {}
         }

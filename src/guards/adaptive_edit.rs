@@ -159,7 +159,7 @@ impl AdaptiveEdit {
                 )
                 .family(path)
                 .detail(detail)
-                .subject(call.call_id.clone());
+                .subject(&*call.call_id);
             self.avoided += 1;
             self.tokens_suppressed = self.tokens_suppressed.saturating_add(tokens);
         } else if streak.failures >= threshold {

@@ -114,7 +114,7 @@ impl Guard for ArtifactPacking {
             .fire(event.turn, event.agent, "pack", Effect::Suppress { tokens })
             .family(call.families.action.clone())
             .detail(detail)
-            .subject(call.call_id.clone());
+            .subject(&*call.call_id);
         self.packed += 1;
         self.chars_packed = self
             .chars_packed

@@ -159,7 +159,7 @@ impl BoundaryVerifier {
         if !symbols.is_empty() {
             self.edits.push(BoundaryEdit {
                 turn,
-                agent: call.agent.clone(),
+                agent: call.agent.to_string(),
                 path,
                 symbols,
                 fired: BTreeSet::new(),

@@ -23,14 +23,52 @@
 //! (`src/dedup-gate.ts`, cross-turn duplicate-call gate).
 
 use super::{Effect, Firings, Guard, GuardInfo, Metrics, RunMeta, Spec};
+use crate::hash::HashMap;
 use crate::model::tokens_from_chars;
-use crate::normalize::{CallInfo, ErrorClass, NormEvent, Outcome, RunState, Step};
+use crate::normalize::{CallInfo, CallShape, ErrorClass, NormEvent, Outcome, RunState, Step};
 use serde::{Deserialize, Serialize};
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeSet;
+use std::hash::{Hash, Hasher};
 use std::sync::Arc;
 
-/// (agent, working directory, canonical call).
-type Key = (String, String, String);
+/// Who made a call, where, and what it was (agent, working directory, canonical call): the
+/// same call by another agent or in another directory is not a repeat. It holds the call's
+/// shared agent name and shape, so a look-up copies no string; every call of a run is
+/// looked up, and a table keyed by copies, ordered by string comparison, grew faster than
+/// the run (issue #13).
+#[derive(Debug, Clone)]
+struct Key {
+    agent: Arc<str>,
+    shape: Arc<CallShape>,
+}
+
+impl Key {
+    fn of(call: &CallInfo) -> Self {
+        Self {
+            agent: Arc::clone(&call.agent),
+            shape: Arc::clone(&call.shape),
+        }
+    }
+
+    fn parts(&self) -> (&str, &str, &str) {
+        let cwd = self.shape.cwd.as_deref().unwrap_or_default();
+        (&self.agent, cwd, &self.shape.canonical)
+    }
+}
+
+impl PartialEq for Key {
+    fn eq(&self, other: &Self) -> bool {
+        self.parts() == other.parts()
+    }
+}
+
+impl Eq for Key {}
+
+impl Hash for Key {
+    fn hash<H: Hasher>(&self, state: &mut H) {
+        self.parts().hash(state);
+    }
+}
 
 /// No thresholds: a call is a duplicate or it is not.
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
@@ -60,8 +98,8 @@ pub struct DedupGate {
     /// Position of the last successful mutation the counterfactual run still made.
     last_mutation: Option<u64>,
     /// (agent, cwd, canonical call) -> the earlier result.
-    earlier: BTreeMap<Key, Earlier>,
-    pending: BTreeMap<String, Blocked>,
+    earlier: HashMap<Key, Earlier>,
+    pending: HashMap<Arc<str>, Blocked>,
     /// The calls blocked, in stream order (one may repeat in a log that reuses call ids).
     /// The calls themselves, shared, not copies of their ids: a stuck loop blocks one at
     /// every turn, and a set of that many strings cost more to free than to fill.
@@ -85,8 +123,8 @@ impl Spec for DedupGate {
         Self {
             position: 0,
             last_mutation: None,
-            earlier: BTreeMap::new(),
-            pending: BTreeMap::new(),
+            earlier: HashMap::default(),
+            pending: HashMap::default(),
             blocked: Vec::new(),
             recorded: Vec::new(),
             outcome_differed: 0,
@@ -111,20 +149,20 @@ impl Guard for DedupGate {
     }
 
     fn finish_run(&mut self, _run: &RunMeta<'_>, _state: &RunState, _f: &mut Firings) -> Metrics {
-        let mut blocked: Vec<&str> = self.blocked.iter().map(|c| c.call_id.as_str()).collect();
+        let mut blocked: Vec<&str> = self.blocked.iter().map(|c| &*c.call_id).collect();
         blocked.sort_unstable();
         blocked.dedup();
         let named: BTreeSet<&str> = self
             .recorded
             .iter()
             .flatten()
-            .map(|c| c.call_id.as_str())
+            .map(|c| &*c.call_id)
             .collect();
         let agree = self
             .recorded
             .iter()
             .flatten()
-            .filter(|c| blocked.binary_search(&c.call_id.as_str()).is_ok())
+            .filter(|c| blocked.binary_search(&&*c.call_id).is_ok())
             .count();
         let only_replayed = blocked.iter().filter(|id| !named.contains(*id)).count();
         let mut m = Metrics::new();
@@ -145,7 +183,7 @@ impl Guard for DedupGate {
 impl DedupGate {
     /// Decided before dispatch, as the gate would: only what came before the call counts.
     fn on_call(&mut self, call: &CallInfo) {
-        let key = key(call);
+        let key = Key::of(call);
         let Some(earlier) = self.earlier.get_mut(&key) else {
             return;
         };
@@ -157,7 +195,7 @@ impl DedupGate {
         earlier.repeats = earlier.repeats.saturating_add(1);
         let repeat = earlier.repeats;
         self.pending
-            .insert(call.call_id.clone(), Blocked { key, repeat });
+            .insert(Arc::clone(&call.call_id), Blocked { key, repeat });
     }
 
     fn on_result(
@@ -205,7 +243,7 @@ impl DedupGate {
             )
             .family(call.families.action.clone())
             .detail(detail)
-            .subject(call.call_id.clone());
+            .subject(&*call.call_id);
         self.blocked.push(Arc::clone(call));
         self.tokens_suppressed = self.tokens_suppressed.saturating_add(tokens);
     }
@@ -216,7 +254,7 @@ impl DedupGate {
             self.last_mutation = Some(self.position);
         }
         self.earlier.insert(
-            key(call),
+            Key::of(call),
             Earlier {
                 position: self.position,
                 turn,
@@ -226,16 +264,6 @@ impl DedupGate {
             },
         );
     }
-}
-
-/// Who made the call, where, and what it was: the same call by another agent or in another
-/// directory is not a repeat.
-fn key(call: &CallInfo) -> Key {
-    (
-        call.agent.clone(),
-        call.cwd.clone().unwrap_or_default(),
-        call.canonical.clone(),
-    )
 }
 
 fn outcome_label(success: bool, class: Option<ErrorClass>) -> &'static str {

@@ -199,7 +199,9 @@ impl DirectiveEscalation {
             return;
         }
         if call.kind == ToolKind::TaskComplete {
-            self.counts.reports.insert((call.agent.clone(), call.turn));
+            self.counts
+                .reports
+                .insert((call.agent.to_string(), call.turn));
         } else {
             self.counts.blocked_after_terminal += 1;
         }
@@ -209,7 +211,7 @@ impl DirectiveEscalation {
     /// the harness refused did nothing, whatever its flags say.
     fn result(&mut self, call: &CallInfo, outcome: &Outcome) {
         let satisfies = outcome.answers_directive(call);
-        let Some(track) = self.tracks.get_mut(&call.agent) else {
+        let Some(track) = self.tracks.get_mut(&*call.agent) else {
             return;
         };
         // Only a call made after the model saw the directive answers it.

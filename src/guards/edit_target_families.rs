@@ -61,7 +61,7 @@ pub struct EditTargetFamilies {
     settings: Settings,
     coarse: BTreeMap<CoarseKey, Coarse>,
     /// Calls let through, awaiting their result.
-    pending: BTreeSet<String>,
+    pending: BTreeSet<std::sync::Arc<str>>,
     counts: Counts,
 }
 
@@ -181,5 +181,5 @@ fn coarse_key(call: &CallInfo) -> Option<CoarseKey> {
     }
     let path = call.families.path.as_deref()?;
     let tool = call.tool.to_ascii_lowercase();
-    Some((call.agent.clone(), format!("{tool}:{path}")))
+    Some((call.agent.to_string(), format!("{tool}:{path}")))
 }

@@ -136,7 +136,7 @@ impl StaleEditRecovery {
         let Some(path) = call.families.path.as_deref() else {
             return;
         };
-        let on_path = |key: &Key, p: Option<&str>| key.0 == call.agent && p == Some(path);
+        let on_path = |key: &Key, p: Option<&str>| *key.0 == *call.agent && p == Some(path);
         let before = self.active.len();
         self.active.retain(|k, p| !on_path(k, p.as_deref()));
         self.counts.satisfied += (before - self.active.len()) as u64;
@@ -144,7 +144,7 @@ impl StaleEditRecovery {
     }
 
     fn edit(&mut self, call: &CallInfo, outcome: &Outcome, firings: &mut Firings) {
-        let key: Key = (call.agent.clone(), call.families.action.clone());
+        let key: Key = (call.agent.to_string(), call.families.action.clone());
         if let Some(path) = self.active.get(&key).cloned() {
             self.block(call, outcome, path.as_deref(), firings);
             if outcome.success {
@@ -209,7 +209,7 @@ impl StaleEditRecovery {
         f.fire(call.turn, &call.agent, BLOCK, effect)
             .family(call.families.action.clone())
             .detail(detail)
-            .subject(call.call_id.clone());
+            .subject(&*call.call_id);
     }
 }
 

@@ -208,7 +208,7 @@ pub struct ToolSelector {
     /// (session, turn) of the main agent's last first call.
     last_turn: Option<(u32, u32)>,
     /// First calls awaiting their result: the recommendation they did not follow, if any.
-    pending: BTreeMap<String, Option<Candidate>>,
+    pending: BTreeMap<std::sync::Arc<str>, Option<Candidate>>,
     counts: BTreeMap<&'static str, u64>,
 }
 
@@ -261,14 +261,14 @@ impl Guard for ToolSelector {
     fn observe(&mut self, event: &NormEvent<'_>, run: &RunState, firings: &mut Firings) {
         match &event.step {
             Step::Call(call)
-                if call.agent == MAIN && self.last_turn != Some((event.session, event.turn)) =>
+                if &*call.agent == MAIN && self.last_turn != Some((event.session, event.turn)) =>
             {
                 self.last_turn = Some((event.session, event.turn));
                 self.first_call(call);
             }
             // A result with no recorded call has no tool identity to learn from.
             Step::Result { call, outcome, raw }
-                if call.agent == MAIN && run.call(&call.call_id).is_some() =>
+                if &*call.agent == MAIN && run.call(&call.call_id).is_some() =>
             {
                 self.conclude(call, outcome, firings);
                 self.record(call, outcome, raw);

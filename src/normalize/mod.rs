@@ -27,9 +27,12 @@ use std::sync::Arc;
 /// ([`CallShape`], shared by identical calls).
 #[derive(Debug, Clone, PartialEq)]
 pub struct CallInfo {
-    pub call_id: String,
+    /// Shared with the run state's tables, which are keyed by it (a 1M-line run makes
+    /// 300k calls, issue #13).
+    pub call_id: Arc<str>,
     pub turn: u32,
-    pub agent: String,
+    /// One string per agent of the run, shared by its calls.
+    pub agent: Arc<str>,
     /// The arguments as recorded (file contents of writes, edit texts), for guards that
     /// read what a call wrote; the recorded event's own map, shared.
     pub args: Arc<serde_json::Map<String, serde_json::Value>>,
@@ -201,10 +204,12 @@ pub struct NormEvent<'a> {
 #[derive(Debug, Default)]
 pub struct RunState {
     cwd: Option<String>,
-    calls: HashMap<String, Arc<CallInfo>>,
+    calls: HashMap<Arc<str>, Arc<CallInfo>>,
     /// The shapes of the calls seen last, for the next identical call to share.
     shapes: Recent<RecentShape>,
-    outcomes: HashMap<String, Outcome>,
+    outcomes: HashMap<Arc<str>, Outcome>,
+    /// The agents seen, each name held once ([`CallInfo::agent`]).
+    agents: Vec<Arc<str>>,
     /// Normalized `verifyCommand`s declared by todos.
     declared_verifiers: BTreeSet<String>,
     /// Families whose output has carried a diagnostic signal: they are checkers.
@@ -252,7 +257,9 @@ impl RunState {
             EventKind::ModelRequest(r) => Step::Request(r.usage.as_ref()),
             EventKind::Directive(d) => Step::Directive(d),
             EventKind::Dedup { call_id, family } => Step::Dedup {
-                call: call_id.as_ref().and_then(|id| self.calls.get(id).cloned()),
+                call: call_id
+                    .as_deref()
+                    .and_then(|id| self.calls.get(id).cloned()),
                 family: family.as_deref(),
             },
             EventKind::Compaction {
@@ -306,14 +313,15 @@ impl RunState {
             run_cwd: self.cwd.as_deref(),
         };
         let shape = key.shape_in(&mut self.shapes, call);
+        let call_id: Arc<str> = Arc::from(call.call_id.as_str());
         let info = Arc::new(CallInfo {
-            call_id: call.call_id.clone(),
+            call_id: Arc::clone(&call_id),
             turn: at.turn,
-            agent: at.agent.clone(),
+            agent: self.agent(&at.agent),
             args: Arc::clone(&call.args),
             shape,
         });
-        self.calls.insert(call.call_id.clone(), Arc::clone(&info));
+        self.calls.insert(call_id, Arc::clone(&info));
         info
     }
 
@@ -325,9 +333,9 @@ impl RunState {
         self.orphan_results += 1;
         let family = format!("unknown:{call_id}");
         Arc::new(CallInfo {
-            call_id: call_id.to_string(),
+            call_id: Arc::from(call_id),
             turn: at.turn,
-            agent: at.agent.clone(),
+            agent: self.agent(&at.agent),
             args: Arc::default(),
             shape: Arc::new(CallShape {
                 tool: "unknown".into(),
@@ -411,8 +419,18 @@ impl RunState {
             implies: self.implied_families(call, success),
         };
         self.outcomes
-            .insert(result.call_id.clone(), outcome.clone());
+            .insert(Arc::clone(&call.call_id), outcome.clone());
         outcome
+    }
+
+    /// The run's shared string for `agent` (a run has a handful of agents).
+    fn agent(&mut self, agent: &str) -> Arc<str> {
+        if let Some(known) = self.agents.iter().find(|a| &***a == agent) {
+            return Arc::clone(known);
+        }
+        let new: Arc<str> = Arc::from(agent);
+        self.agents.push(Arc::clone(&new));
+        new
     }
 }
 
@@ -544,7 +562,7 @@ mod tests {
         assert!(!Arc::ptr_eq(&first, &other));
         assert_eq!(other.canonical, r#"shell:{"command":"npm  test"}"#);
         // Each call keeps its own identity, whatever it shares.
-        assert_eq!(state.call("c2").map(|c| c.call_id.as_str()), Some("c2"));
+        assert_eq!(state.call("c2").map(|c| &*c.call_id), Some("c2"));
         assert!(Arc::ptr_eq(&state.call("c1").unwrap().shape, &first));
     }
 

@@ -62,7 +62,7 @@ struct Reader<'r, 'a> {
     /// Per agent: the turn of the unanswered directive and the actions it asked for.
     pending: BTreeMap<String, (u32, BTreeSet<String>)>,
     /// Calls without a result yet: (turn, index into the turn's calls).
-    open_calls: HashMap<String, (u32, usize)>,
+    open_calls: HashMap<std::sync::Arc<str>, (u32, usize)>,
     /// First and last frame, main agent's preferred: (is main, frame).
     first_frame: Option<(bool, &'a Frame)>,
     last_frame: Option<(bool, &'a Frame)>,
@@ -126,7 +126,7 @@ impl<'a> Reader<'_, 'a> {
         raw: &crate::model::ToolResult,
         state: &RunState,
     ) {
-        let (turn, agent) = (call.turn, call.agent.as_str());
+        let (turn, agent) = (call.turn, &*call.agent);
         let class = outcome.error_class.map(|c| c.as_str());
         let errors = outcome
             .signal
