@@ -13,7 +13,7 @@ pub mod outcome;
 pub mod shell;
 pub mod text;
 
-use crate::hash::{hash_of, HashMap};
+use crate::hash::hash_of;
 use crate::model::*;
 use crate::recent::Recent;
 pub use family::{Families, ToolKind};
@@ -199,15 +199,21 @@ pub struct NormEvent<'a> {
     pub step: Step<'a>,
 }
 
+/// A table by call id that keeps its entries in the order they came.
+type InOrder<V> = indexmap::IndexMap<Arc<str>, V, crate::hash::State>;
+
 /// What the run has done so far: calls by id, their outcomes, and the facts that make a
 /// later call count as verification.
 #[derive(Debug, Default)]
 pub struct RunState {
     cwd: Option<String>,
-    calls: HashMap<Arc<str>, Arc<CallInfo>>,
+    /// Every call of the run by id. Kept in the order the calls came (an index map): a
+    /// 1M-line run holds 300k of them, and freeing them in hash order, each a miss in
+    /// memory, was the part of a run's work that grew fastest with its length (issue #13).
+    calls: InOrder<Arc<CallInfo>>,
     /// The shapes of the calls seen last, for the next identical call to share.
     shapes: Recent<RecentShape>,
-    outcomes: HashMap<Arc<str>, Outcome>,
+    outcomes: InOrder<Outcome>,
     /// The agents seen, each name held once ([`CallInfo::agent`]).
     agents: Vec<Arc<str>>,
     /// Normalized `verifyCommand`s declared by todos.
