@@ -21,6 +21,7 @@
 //! retried 8× identically).
 
 use super::{Effect, Firings, Guard, GuardInfo, Metrics, RunMeta, Spec};
+use crate::hash::HashMap;
 use crate::model::tokens_from_chars;
 use crate::normalize::{CallInfo, ErrorClass, NormEvent, Outcome, RunState, Step, ToolKind};
 use serde::{Deserialize, Serialize};
@@ -56,7 +57,7 @@ pub struct AdaptiveEdit {
     /// (file, agent) -> streak. Keyed by agent too: the guidance reaches one agent's loop.
     streaks: BTreeMap<(String, String), Streak>,
     /// File -> turn of its latest successful read: what the rewrite could start from.
-    reads: BTreeMap<String, u32>,
+    reads: HashMap<String, u32>,
     rewrites: u64,
     avoided: u64,
     tokens_suppressed: u64,
@@ -79,7 +80,7 @@ impl Spec for AdaptiveEdit {
         Self {
             settings,
             streaks: BTreeMap::new(),
-            reads: BTreeMap::new(),
+            reads: HashMap::default(),
             rewrites: 0,
             avoided: 0,
             tokens_suppressed: 0,
@@ -105,7 +106,10 @@ impl Guard for AdaptiveEdit {
         if outcome.success {
             if call.kind == ToolKind::Read {
                 if let Some(path) = &call.families.path {
-                    self.reads.insert(path.clone(), event.turn);
+                    match self.reads.get_mut(path) {
+                        Some(turn) => *turn = event.turn,
+                        None => _ = self.reads.insert(path.clone(), event.turn),
+                    }
                 }
             }
             return;

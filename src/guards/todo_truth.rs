@@ -21,6 +21,7 @@
 //! Evidence" and fix 10 "First-Class Nested Todo Decomposition".
 
 use super::{Effect, Firings, Guard, GuardInfo, Metrics, RunMeta, Spec};
+use crate::hash::HashMap;
 use crate::model::Todo;
 use crate::normalize::{NormEvent, RunState, Step, ToolKind};
 use serde::{Deserialize, Serialize};
@@ -55,6 +56,15 @@ struct FamilyEvidence {
 }
 
 impl FamilyEvidence {
+    /// The evidence of `family` in `families`, made when the family is new (its name is
+    /// copied only then: every result of a run comes by here).
+    fn of<'f>(families: &'f mut HashMap<String, Self>, family: &str) -> &'f mut Self {
+        if !families.contains_key(family) {
+            families.insert(family.to_string(), Self::default());
+        }
+        families.get_mut(family).expect("made above")
+    }
+
     /// Failures at or after `start`, when the last of them has no success after it.
     fn unresolved_since(&self, start: u64) -> Option<(usize, u64)> {
         let last_failure = *self.failures.last()?;
@@ -75,7 +85,7 @@ struct Mark {
 pub struct TodoTruth {
     settings: Settings,
     position: u64,
-    families: BTreeMap<String, FamilyEvidence>,
+    families: HashMap<String, FamilyEvidence>,
     /// The families whose last failure has no success after it, by the position of that
     /// failure: a completion looks only at those that failed inside its window, so a run
     /// of many families costs what its windows hold, not families times completions.
@@ -101,7 +111,7 @@ impl Spec for TodoTruth {
         Self {
             settings,
             position: 0,
-            families: BTreeMap::new(),
+            families: HashMap::default(),
             unresolved: BTreeMap::new(),
             marks: BTreeMap::new(),
             last_write: None,
@@ -132,7 +142,7 @@ impl Guard for TodoTruth {
                 if outcome.success {
                     // Its own family and, for `a && b`, the parts it proves.
                     for family in outcome.resolves(call) {
-                        let evidence = self.families.entry(family.clone()).or_default();
+                        let evidence = FamilyEvidence::of(&mut self.families, family);
                         evidence.last_success = Some(self.position);
                         if let Some(&failed) = evidence.failures.last() {
                             self.unresolved.remove(&failed);
@@ -140,7 +150,7 @@ impl Guard for TodoTruth {
                     }
                 } else {
                     let family = &call.families.action;
-                    let evidence = self.families.entry(family.clone()).or_default();
+                    let evidence = FamilyEvidence::of(&mut self.families, family);
                     if let Some(&failed) = evidence.failures.last() {
                         self.unresolved.remove(&failed);
                     }

@@ -19,10 +19,10 @@
 //! `min_families` (4) are hindsight's defaults, configurable.
 
 use super::{Effect, Firings, Guard, GuardInfo, Metrics, RunMeta, Spec};
+use crate::hash::HashSet;
 use crate::normalize::{NormEvent, RunState, Step, ToolKind};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
-use std::collections::BTreeSet;
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
@@ -44,7 +44,7 @@ impl Default for Settings {
 
 pub struct WorkboardSeed {
     settings: Settings,
-    families: BTreeSet<String>,
+    families: HashSet<String>,
     first_todo_turn: Option<u32>,
     todo_writes: u64,
     multi_step_turn: Option<u32>,
@@ -62,7 +62,7 @@ impl Spec for WorkboardSeed {
     fn new(settings: Settings) -> Self {
         Self {
             settings,
-            families: BTreeSet::new(),
+            families: HashSet::default(),
             first_todo_turn: None,
             todo_writes: 0,
             multi_step_turn: None,
@@ -95,8 +95,12 @@ impl Guard for WorkboardSeed {
                     self.first_todo_turn.get_or_insert(event.turn);
                 }
             }
-            // Completing is not a step of the work.
-            Step::Call(call) if call.kind != ToolKind::TaskComplete => {
+            // Completing is not a step of the work. A family is copied only when new: every
+            // call of a run comes by here.
+            Step::Call(call)
+                if call.kind != ToolKind::TaskComplete
+                    && !self.families.contains(&call.families.action) =>
+            {
                 self.families.insert(call.families.action.clone());
             }
             _ => {}
