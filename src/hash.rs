@@ -12,6 +12,16 @@ pub type HashMap<K, V> = std::collections::HashMap<K, V, State>;
 
 pub type HashSet<T> = std::collections::HashSet<T, State>;
 
+/// The value of `key` in `map`, made with its default when missing. The key is copied only
+/// then: the tables a replay looks up at every call or result of a run would otherwise copy
+/// it each time (issue #13).
+pub fn value_mut<'m, V: Default>(map: &'m mut HashMap<String, V>, key: &str) -> &'m mut V {
+    if !map.contains_key(key) {
+        map.insert(key.to_string(), V::default());
+    }
+    map.get_mut(key).expect("inserted above")
+}
+
 /// The hash of `value`.
 pub fn hash_of(value: &impl std::hash::Hash) -> u64 {
     use std::hash::BuildHasher;
@@ -34,5 +44,16 @@ mod tests {
         table.insert("call_1".into(), 1);
         assert_eq!(table.get("call_1"), Some(&1));
         assert_eq!(table.get("call_2"), None);
+    }
+
+    #[test]
+    fn value_mut_makes_a_missing_value_once_and_finds_it_after() {
+        let mut table: HashMap<String, u32> = HashMap::default();
+        *value_mut(&mut table, "main") += 2;
+        *value_mut(&mut table, "main") += 3;
+        *value_mut(&mut table, "task-1") += 1;
+        assert_eq!(table.len(), 2);
+        assert_eq!(table.get("main"), Some(&5));
+        assert_eq!(table.get("task-1"), Some(&1));
     }
 }

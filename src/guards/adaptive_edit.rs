@@ -21,7 +21,7 @@
 //! retried 8× identically).
 
 use super::{Effect, Firings, Guard, GuardInfo, Metrics, RunMeta, Spec};
-use crate::hash::HashMap;
+use crate::hash::{value_mut, HashMap};
 use crate::model::tokens_from_chars;
 use crate::normalize::{CallInfo, ErrorClass, NormEvent, Outcome, RunState, Step, ToolKind};
 use serde::{Deserialize, Serialize};
@@ -106,10 +106,7 @@ impl Guard for AdaptiveEdit {
         if outcome.success {
             if call.kind == ToolKind::Read {
                 if let Some(path) = &call.families.path {
-                    match self.reads.get_mut(path) {
-                        Some(turn) => *turn = event.turn,
-                        None => _ = self.reads.insert(path.clone(), event.turn),
-                    }
+                    *value_mut(&mut self.reads, path) = event.turn;
                 }
             }
             return;

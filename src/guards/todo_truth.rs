@@ -21,7 +21,7 @@
 //! Evidence" and fix 10 "First-Class Nested Todo Decomposition".
 
 use super::{Effect, Firings, Guard, GuardInfo, Metrics, RunMeta, Spec};
-use crate::hash::HashMap;
+use crate::hash::{value_mut, HashMap};
 use crate::model::Todo;
 use crate::normalize::{NormEvent, RunState, Step, ToolKind};
 use serde::{Deserialize, Serialize};
@@ -56,15 +56,6 @@ struct FamilyEvidence {
 }
 
 impl FamilyEvidence {
-    /// The evidence of `family` in `families`, made when the family is new (its name is
-    /// copied only then: every result of a run comes by here).
-    fn of<'f>(families: &'f mut HashMap<String, Self>, family: &str) -> &'f mut Self {
-        if !families.contains_key(family) {
-            families.insert(family.to_string(), Self::default());
-        }
-        families.get_mut(family).expect("made above")
-    }
-
     /// Failures at or after `start`, when the last of them has no success after it.
     fn unresolved_since(&self, start: u64) -> Option<(usize, u64)> {
         let last_failure = *self.failures.last()?;
@@ -142,7 +133,7 @@ impl Guard for TodoTruth {
                 if outcome.success {
                     // Its own family and, for `a && b`, the parts it proves.
                     for family in outcome.resolves(call) {
-                        let evidence = FamilyEvidence::of(&mut self.families, family);
+                        let evidence = value_mut(&mut self.families, family);
                         evidence.last_success = Some(self.position);
                         if let Some(&failed) = evidence.failures.last() {
                             self.unresolved.remove(&failed);
@@ -150,7 +141,7 @@ impl Guard for TodoTruth {
                     }
                 } else {
                     let family = &call.families.action;
-                    let evidence = FamilyEvidence::of(&mut self.families, family);
+                    let evidence = value_mut(&mut self.families, family);
                     if let Some(&failed) = evidence.failures.last() {
                         self.unresolved.remove(&failed);
                     }

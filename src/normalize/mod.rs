@@ -214,8 +214,9 @@ pub struct RunState {
     /// The shapes of the calls seen last, for the next identical call to share.
     shapes: Recent<RecentShape>,
     outcomes: InOrder<Outcome>,
-    /// The agents seen, each name held once ([`CallInfo::agent`]).
-    agents: Vec<Arc<str>>,
+    /// The agents seen, each name held once ([`CallInfo::agent`]); hashed, since a run may
+    /// spawn a sub-agent per task.
+    agents: crate::hash::HashSet<Arc<str>>,
     /// Normalized `verifyCommand`s declared by todos.
     declared_verifiers: BTreeSet<String>,
     /// Families whose output has carried a diagnostic signal: they are checkers.
@@ -429,13 +430,13 @@ impl RunState {
         outcome
     }
 
-    /// The run's shared string for `agent` (a run has a handful of agents).
+    /// The run's shared string for `agent`.
     fn agent(&mut self, agent: &str) -> Arc<str> {
-        if let Some(known) = self.agents.iter().find(|a| &***a == agent) {
+        if let Some(known) = self.agents.get(agent) {
             return Arc::clone(known);
         }
         let new: Arc<str> = Arc::from(agent);
-        self.agents.push(Arc::clone(&new));
+        self.agents.insert(Arc::clone(&new));
         new
     }
 }

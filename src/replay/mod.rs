@@ -383,7 +383,7 @@ struct UsageAccumulator {
     turns: Vec<TurnUsage>,
     compactions: Vec<Compaction>,
     /// Characters each agent's context carries since its last compaction.
-    carried_chars: BTreeMap<String, u64>,
+    carried_chars: crate::hash::HashMap<String, u64>,
 }
 
 impl UsageAccumulator {
@@ -420,7 +420,7 @@ impl UsageAccumulator {
     }
 
     fn carry(&mut self, agent: &str, chars: u64) {
-        let c = self.carried_chars.entry(agent.to_string()).or_default();
+        let c = crate::hash::value_mut(&mut self.carried_chars, agent);
         *c = c.saturating_add(chars);
     }
 
