@@ -566,3 +566,29 @@ fn projects_that_pause_for_their_turn_lose_and_reorder_nothing() {
     );
     assert_eq!(report["summary"]["runs"], 240);
 }
+
+/// Saved tokens are the cost model's answer, not a count read from the recording
+/// (docs/COUNTERFACTUAL.md), so a report that shows any says they are estimates, and one
+/// where nothing fired does not.
+#[test]
+fn saved_figures_are_marked_as_estimates_when_a_guard_fired() {
+    let note = "tokens and $ saved are estimates, not measurements";
+    let quiet = r#"{"type":"tool_call","turn":1,"callId":"a","tool":"shell","args":{"command":"ls"}}
+{"type":"tool_result","turn":1,"callId":"a","success":true,"output":"README"}
+"#;
+    let (dir, _) = project(quiet);
+    for format in ["table", "markdown"] {
+        hindsight()
+            .args(["replay", "--format", format])
+            .arg(dir.path())
+            .assert()
+            .success()
+            .stdout(predicate::str::contains("~6"))
+            .stdout(predicate::str::contains(note).not());
+        hindsight()
+            .args(["replay", "corpora/", "--format", format])
+            .assert()
+            .success()
+            .stdout(predicate::str::contains(note));
+    }
+}

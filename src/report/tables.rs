@@ -263,10 +263,20 @@ fn set_aside(report: &Report) -> Vec<String> {
     notes
 }
 
-/// The lines under the tables: what the marks mean and what input was skipped.
+/// What every figure of tokens or dollars saved is: the cost model's answer, not a count
+/// read from the recording (docs/COUNTERFACTUAL.md), so the reports say so wherever they
+/// show one.
+pub const SAVINGS_ARE_ESTIMATES: &str = "tokens and $ saved are estimates, not measurements: \
+     each firing's effect (docs/COUNTERFACTUAL.md) applied to the run as recorded, which is \
+     not re-run; advisory firings count 0";
+
+/// The lines under the tables: what the figures and marks mean and what input was skipped.
 pub fn notes(report: &Report) -> Vec<String> {
     let s = &report.summary;
     let mut notes = Vec::new();
+    if s.guards.iter().any(|g| g.firings > 0) {
+        notes.push(SAVINGS_ARE_ESTIMATES.to_string());
+    }
     if s.tokens_estimated > 0 {
         notes.push(format!(
             "~ {} of the tokens are estimated, not recorded (tokens_estimated in --format json)",

@@ -2,7 +2,9 @@
 
 use super::{line, plural, turns, Item, Section};
 use crate::report::explain::{Cut, Explain, FiringRef, MAIN};
-use crate::report::tables::{cost_cell, firing_groups, thousands, FiringGroup};
+use crate::report::tables::{
+    cost_cell, firing_groups, thousands, FiringGroup, SAVINGS_ARE_ESTIMATES,
+};
 
 pub(super) fn section(e: &Explain) -> Section {
     let f = &e.fired;
@@ -42,6 +44,9 @@ pub(super) fn section(e: &Explain) -> Section {
             ))
             .item(),
     );
+    if !f.firings.is_empty() {
+        items.push(line().t(SAVINGS_ARE_ESTIMATES).item());
+    }
     Section {
         title: "What would have fired".into(),
         items,
