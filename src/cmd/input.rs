@@ -20,7 +20,9 @@ use std::path::{Path, PathBuf};
 
 #[derive(Debug, Clone, clap::Args)]
 pub struct Input {
-    /// Directories holding `.omnius/` dumps (searched recursively), or `.omnius` directories.
+    /// Recorded runs: directories searched recursively for `.omnius/` dumps and for the
+    /// session logs and trajectories of the other formats (recognised by structure; see
+    /// --input-format), or such files themselves.
     #[arg(default_value = "corpora/")]
     pub paths: Vec<PathBuf>,
     /// Guard settings as JSON: {"<guard>": {"<key>": value}}.
