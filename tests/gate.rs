@@ -476,3 +476,30 @@ fn swe_bench_labels_match_openhands_instances_by_id() {
     assert!(failure.contains("slug__slugify-3"), "{failure}");
     assert!(failure.contains("convergence_breaker"), "{failure}");
 }
+
+/// The scores' and the sweep's savings are the cost model's answer, not counts read from
+/// the recordings (docs/COUNTERFACTUAL.md): both tables say so under them.
+#[test]
+fn gate_and_sweep_tables_mark_savings_as_estimates() {
+    let note = "tokens and $ saved are estimates, not measurements";
+    let dir = labeled_corpus();
+    gate(dir.path())
+        .assert()
+        .code(0)
+        .stdout(predicate::str::contains("tokens saved (failed)"))
+        .stdout(predicate::str::contains(note));
+    hindsight()
+        .current_dir(dir.path())
+        .args([
+            "sweep",
+            ".",
+            "--expect",
+            "expectations.json",
+            "--param",
+            "breaker.abandon=3..4",
+        ])
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("tokens saved (failed)"))
+        .stdout(predicate::str::contains(note));
+}

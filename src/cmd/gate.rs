@@ -4,7 +4,7 @@ use super::input::{Input, REPLAY_ONLY};
 use super::{load_report, output, EXIT_OK};
 use crate::gate::{compare, judge, junit, score, GuardScore, Labels, Regression, Verdict};
 use crate::output::{Entry, Guard};
-use crate::report::tables::{cost_cell, thousands};
+use crate::report::tables::{cost_cell, thousands, SAVINGS_ARE_ESTIMATES};
 use crate::report::Report;
 use anyhow::{bail, Result};
 use comfy_table::{presets, ContentArrangement, Table};
@@ -211,7 +211,7 @@ fn render_table(o: &Outcome, out: &mut dyn Write) -> std::io::Result<()> {
                 cost_cell(s.cost_saved_usd_on_failed, 0),
             ]);
         }
-        writeln!(out, "\nScores\n{t}")?;
+        writeln!(out, "\nScores\n{t}\n{SAVINGS_ARE_ESTIMATES}")?;
     }
     Ok(())
 }

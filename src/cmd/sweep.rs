@@ -7,7 +7,7 @@ use crate::gate::sweep::{configure, grid, point, Param, Point};
 use crate::gate::Labels;
 use crate::ingest::ProjectSource;
 use crate::replay::{replay_all, RunReplay};
-use crate::report::tables::{cost_cell, thousands};
+use crate::report::tables::{cost_cell, thousands, SAVINGS_ARE_ESTIMATES};
 use crate::report::Report;
 use anyhow::{bail, Context, Result};
 use comfy_table::{presets, CellAlignment, ContentArrangement, Table};
@@ -54,7 +54,9 @@ pub fn run(args: Args) -> Result<u8> {
             serde_json::to_writer_pretty(&mut out, &points).context("writing JSON")?;
             writeln!(out)?;
         }
-        SweepFormat::Table => writeln!(out, "{}", render(&params, &points))?,
+        SweepFormat::Table => {
+            writeln!(out, "{}\n{SAVINGS_ARE_ESTIMATES}", render(&params, &points))?
+        }
     }
     out.flush()?;
     Ok(EXIT_OK)
