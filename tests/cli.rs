@@ -592,3 +592,45 @@ fn saved_figures_are_marked_as_estimates_when_a_guard_fired() {
             .stdout(predicate::str::contains(note));
     }
 }
+
+/// A cost hindsight priced from token counts is not the cost a log recorded: the notes say
+/// how much of it was priced at list prices, and say nothing when the logs recorded it all.
+#[test]
+fn a_cost_priced_at_list_prices_is_marked_and_a_recorded_one_is_not() {
+    let note = "of the cost is priced from token counts at list prices";
+    let usage = |cost: &str| {
+        format!(
+            "{{\"type\":\"model_usage\",\"turn\":1,\"promptTokens\":1000000,\"completionTokens\":0,\"model\":\"claude-sonnet-4-5\"{cost}}}\n{GOOD}"
+        )
+    };
+    let (priced, _) = project(&usage(""));
+    let (recorded, _) = project(&usage(",\"costUsd\":2.5"));
+    for format in ["table", "markdown"] {
+        hindsight()
+            .args(["replay", "--format", format])
+            .arg(priced.path())
+            .assert()
+            .success()
+            .stdout(predicate::str::contains(format!("$3.00 {note}")));
+        hindsight()
+            .args(["replay", "--format", format])
+            .arg(recorded.path())
+            .assert()
+            .success()
+            .stdout(predicate::str::contains("$2.50"))
+            .stdout(predicate::str::contains(note).not());
+    }
+    let explained = "$3.00 of it priced from token counts at list prices";
+    hindsight()
+        .args(["explain", "--format", "markdown"])
+        .arg(priced.path())
+        .assert()
+        .success()
+        .stdout(predicate::str::contains(explained));
+    hindsight()
+        .args(["explain", "--format", "markdown"])
+        .arg(recorded.path())
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("list prices").not());
+}

@@ -270,6 +270,24 @@ pub const SAVINGS_ARE_ESTIMATES: &str = "tokens and $ saved are estimates, not m
      each firing's effect (docs/COUNTERFACTUAL.md) applied to the run as recorded, which is \
      not re-run; advisory firings count 0";
 
+/// The part of a cost that hindsight priced itself from token counts rather than read from
+/// the log, if any. Both figures are rounded to the micro-dollar, so a difference under half
+/// of one is rounding, not pricing.
+pub fn priced_part(cost_usd: Option<f64>, cost_recorded_usd: f64) -> Option<f64> {
+    cost_usd
+        .map(|usd| usd - cost_recorded_usd)
+        .filter(|usd| *usd > 5e-7)
+}
+
+/// Dollars of the runs' cost that hindsight priced itself rather than read from the logs.
+fn priced_not_recorded(report: &Report) -> f64 {
+    report
+        .runs
+        .iter()
+        .filter_map(|r| priced_part(r.cost_usd, r.cost_recorded_usd))
+        .sum()
+}
+
 /// The lines under the tables: what the figures and marks mean and what input was skipped.
 pub fn notes(report: &Report) -> Vec<String> {
     let s = &report.summary;
@@ -287,6 +305,14 @@ pub fn notes(report: &Report) -> Vec<String> {
         notes.push(format!(
             "n/a, ≥ {} tokens have no price (unpriced_models in --format json; --prices FILE)",
             thousands(s.cost_unpriced_tokens)
+        ));
+    }
+    let listed = priced_not_recorded(report);
+    if listed > 0.0 {
+        notes.push(format!(
+            "{} of the cost is priced from token counts at list prices (the built-in table or \
+             --prices), not recorded by the logs (cost_recorded_usd in --format json)",
+            cost_cell(Some(listed), 0)
         ));
     }
     notes.extend(set_aside(report));

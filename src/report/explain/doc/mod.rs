@@ -8,7 +8,7 @@ mod fired;
 
 use super::timeline::Span;
 use super::{Carry, Explain};
-use crate::report::tables::{cost_cell, thousands, tokens_cell};
+use crate::report::tables::{cost_cell, priced_part, thousands, tokens_cell};
 
 /// A piece of a line: plain words, or recorded text shown as code (a family, a path).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -154,6 +154,12 @@ fn header(e: &Explain) -> Section {
         "; cost {}",
         cost_cell(h.cost_usd, h.cost_unpriced_tokens)
     ));
+    if let Some(listed) = priced_part(h.cost_usd, h.cost_recorded_usd) {
+        tokens.push_str(&format!(
+            " ({} of it priced from token counts at list prices, not recorded)",
+            cost_cell(Some(listed), 0)
+        ));
+    }
     if h.cost_unpriced_tokens > 0 {
         tokens.push_str(&format!(
             " ({} tokens have no price)",
