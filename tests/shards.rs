@@ -6,24 +6,13 @@
 
 mod common;
 
-use common::hindsight;
+use common::{hindsight, stdout_of};
 use hindsight::shard::Shard;
 use serde_json::Value;
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
 const EXPECT: &str = "corpora/expectations.json";
-
-/// Runs the binary with `args`, checks it succeeded, and returns its stdout.
-fn stdout_of<S: AsRef<std::ffi::OsStr>>(args: &[S]) -> Vec<u8> {
-    let out = hindsight().args(args).output().expect("runs");
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    out.stdout
-}
 
 /// Runs the binary with `args` and checks it fails as a usage or input error (exit 2);
 /// returns its stderr.

@@ -115,16 +115,21 @@ pub fn tree(root: &std::path::Path) -> std::collections::BTreeMap<std::path::Pat
     out
 }
 
-/// Runs the binary with `args` (which ask for `--format json`), checks that it succeeded,
-/// showing its stderr when it did not, and returns the JSON it printed.
-pub fn json_report<S: AsRef<std::ffi::OsStr>>(args: &[S]) -> Value {
+/// Runs the binary with `args`, checks that it succeeded, showing its stderr when it did
+/// not, and returns what it printed.
+pub fn stdout_of<S: AsRef<std::ffi::OsStr>>(args: &[S]) -> Vec<u8> {
     let out = hindsight().args(args).output().expect("runs");
     assert!(
         out.status.success(),
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    serde_json::from_slice(&out.stdout).expect("a JSON report")
+    out.stdout
+}
+
+/// [`stdout_of`] for `args` that ask for `--format json`: the JSON it printed.
+pub fn json_report<S: AsRef<std::ffi::OsStr>>(args: &[S]) -> Value {
+    serde_json::from_slice(&stdout_of(args)).expect("a JSON report")
 }
 
 /// The files of the fixture folder `dir` (relative to the crate root) whose names end in
