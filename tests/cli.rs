@@ -596,10 +596,10 @@ fn saved_figures_are_marked_as_estimates_when_a_guard_fired() {
 }
 
 /// A cost hindsight priced from token counts is not the cost a log recorded: the notes say
-/// how much of it was priced at list prices, and say nothing when the logs recorded it all.
+/// how much of it hindsight priced, and say nothing when the logs recorded it all.
 #[test]
 fn a_cost_priced_at_list_prices_is_marked_and_a_recorded_one_is_not() {
-    let note = "of the cost is priced from token counts at list prices";
+    let note = "of the cost is priced by hindsight from token counts";
     let usage = |cost: &str| {
         format!(
             "{{\"type\":\"model_usage\",\"turn\":1,\"promptTokens\":1000000,\"completionTokens\":0,\"model\":\"claude-sonnet-4-5\"{cost}}}\n{GOOD}"
@@ -612,7 +612,7 @@ fn a_cost_priced_at_list_prices_is_marked_and_a_recorded_one_is_not() {
         let as_recorded = printed(recorded.path(), format);
         assert!(as_recorded.contains("$2.50") && !as_recorded.contains(note));
     }
-    let explained = "$3.00 of it priced from token counts at list prices";
+    let explained = "$3.00 of it priced by hindsight from token counts";
     hindsight()
         .args(["explain", "--format", "markdown"])
         .arg(priced.path())
@@ -624,5 +624,5 @@ fn a_cost_priced_at_list_prices_is_marked_and_a_recorded_one_is_not() {
         .arg(recorded.path())
         .assert()
         .success()
-        .stdout(predicate::str::contains("list prices").not());
+        .stdout(predicate::str::contains("priced by hindsight").not());
 }

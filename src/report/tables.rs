@@ -310,7 +310,7 @@ pub fn notes(report: &Report) -> Vec<String> {
     let listed = priced_not_recorded(report);
     if listed > 0.0 {
         notes.push(format!(
-            "{} of the cost is priced from token counts at list prices (the built-in table or \
+            "{} of the cost is priced by hindsight from token counts (built-in list prices, or \
              --prices), not recorded by the logs (cost_recorded_usd in --format json)",
             cost_cell(Some(listed), 0)
         ));

@@ -156,7 +156,7 @@ fn header(e: &Explain) -> Section {
     ));
     if let Some(listed) = priced_part(h.cost_usd, h.cost_recorded_usd) {
         tokens.push_str(&format!(
-            " ({} of it priced from token counts at list prices, not recorded)",
+            " ({} of it priced by hindsight from token counts, not recorded)",
             cost_cell(Some(listed), 0)
         ));
     }
