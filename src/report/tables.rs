@@ -1,6 +1,6 @@
 //! The tables the terminal and Markdown renderers share: built once, drawn twice.
 
-use super::{FiringReport, Report};
+use super::{dollar_sum, FiringReport, Report};
 use crate::model::sum_tokens;
 use std::collections::BTreeMap;
 
@@ -279,15 +279,6 @@ pub fn priced_part(cost_usd: Option<f64>, cost_recorded_usd: f64) -> Option<f64>
         .filter(|usd| *usd > 5e-7)
 }
 
-/// Dollars of the runs' cost that hindsight priced itself rather than read from the logs.
-fn priced_not_recorded(report: &Report) -> f64 {
-    report
-        .runs
-        .iter()
-        .filter_map(|r| priced_part(r.cost_usd, r.cost_recorded_usd))
-        .sum()
-}
-
 /// The lines under the tables: what the figures and marks mean and what input was skipped.
 pub fn notes(report: &Report) -> Vec<String> {
     let s = &report.summary;
@@ -307,8 +298,12 @@ pub fn notes(report: &Report) -> Vec<String> {
             thousands(s.cost_unpriced_tokens)
         ));
     }
-    let listed = priced_not_recorded(report);
-    if listed > 0.0 {
+    // The runs' cost that hindsight priced itself rather than read from the logs.
+    let priced = report
+        .runs
+        .iter()
+        .map(|r| priced_part(r.cost_usd, r.cost_recorded_usd));
+    if let Some(listed) = dollar_sum(priced) {
         notes.push(format!(
             "{} of the cost is priced by hindsight from token counts (built-in list prices, or \
              --prices), not recorded by the logs (cost_recorded_usd in --format json)",
