@@ -207,7 +207,7 @@ fn every_format_states_the_figures_replay_reports() {
         MYACTUATOR,                                               // omnius, three sessions
         "tests/fixtures/formats/claude_code/-path-to-shop",       // Claude Code, two sessions
         "tests/fixtures/formats/pi",                              // pi, a branched session
-        "corpora/real/mini-swe-agent-dev",                        // mini-swe-agent, real
+        "tests/fixtures/formats/mini_swe_agent",                  // mini-swe-agent
         "tests/fixtures/formats/swe_agent",                       // SWE-agent
         "tests/fixtures/formats/openhands/stuck-stale-edit.json", // OpenHands
     ] {
@@ -303,10 +303,16 @@ fn the_html_page_holds_its_charts_and_needs_nothing_else() {
     assert!(html.contains("<code>dropbear_mjcf/dropbear_mjcf.xml</code>"));
 }
 
-/// The text page fits an 80-column terminal, on the hand-made and the real corpora.
+/// The text page fits an 80-column terminal, on the hand-made corpora and a shell agent's
+/// trajectories (the real recordings are held to it too, in tests/real_corpus.rs).
 #[test]
 fn text_fits_80_columns() {
-    for path in [DROPBEAR, MYACTUATOR, "corpora/real/mini-swe-agent-dev"] {
+    for path in [
+        DROPBEAR,
+        MYACTUATOR,
+        "tests/fixtures/formats/mini_swe_agent",
+        "tests/fixtures/formats/swe_agent",
+    ] {
         let text = page(&[path]);
         let wide: Vec<&str> = text.lines().filter(|l| l.chars().count() > 80).collect();
         assert!(wide.is_empty(), "{path}: {wide:#?}");

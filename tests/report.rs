@@ -78,8 +78,8 @@ fn report_writes_the_review_folder() {
     let runs = ParquetReader::new(fs::File::open(tables.join("runs.parquet")).expect("open"))
         .finish()
         .expect("runs.parquet reads back");
-    // 20 hand-made runs and the 23 real runs of corpora/real/.
-    assert_eq!(runs.height(), 43);
+    // The 20 hand-made runs of corpora/.
+    assert_eq!(runs.height(), 20);
     let names: Vec<String> = runs
         .get_column_names()
         .iter()
@@ -113,7 +113,7 @@ fn report_writes_the_review_folder() {
     let guards = ParquetReader::new(fs::File::open(tables.join("guards.parquet")).expect("open"))
         .finish()
         .expect("guards.parquet reads back");
-    assert_eq!(guards.height(), 43 * hindsight::guards::registry().len());
+    assert_eq!(guards.height(), 20 * hindsight::guards::registry().len());
     assert!(guards
         .get_column_names()
         .iter()
@@ -161,7 +161,7 @@ fn per_run_picks_the_failed_runs_first_and_says_which() {
         .expect("runs");
     assert!(run.status.success());
     let stderr = String::from_utf8_lossy(&run.stderr);
-    let said = "4 of 43 runs picked for review (--per-run 4): the 4 labelled failed runs with the most tokens saved.";
+    let said = "4 of 20 runs picked for review (--per-run 4): the 4 labelled failed runs with the most tokens saved.";
     assert!(stderr.contains(said), "{stderr}");
     let md = fs::read_to_string(out.join("report.md")).expect("md");
     assert!(md.contains(said), "the review says it too");
