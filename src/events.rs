@@ -318,6 +318,9 @@ struct ResultLine<'a> {
 #[derive(Debug, Serialize)]
 struct SignalLine {
     count: u32,
+    /// Of `count`, uncaught exceptions' last lines (not in seed 000's list).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    exceptions: Option<u32>,
     #[serde(skip_serializing_if = "Option::is_none")]
     reported: Option<u32>,
     filtered: bool,
@@ -328,6 +331,7 @@ impl From<&Signal> for SignalLine {
     fn from(s: &Signal) -> Self {
         Self {
             count: s.count,
+            exceptions: (s.exceptions > 0).then_some(s.exceptions),
             reported: s.reported,
             filtered: s.filtered,
             from_checker: s.from_checker,

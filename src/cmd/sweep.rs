@@ -3,7 +3,7 @@
 use super::input::{warn_skipped, Input};
 use super::{output, EXIT_OK};
 use crate::config::Config;
-use crate::gate::sweep::{configure, grid, point, Param, Point};
+use crate::gate::sweep::{configure, grid, point, Param, Point, Setting, Value};
 use crate::gate::Labels;
 use crate::ingest::ProjectSource;
 use crate::replay::{replay_all, RunReplay};
@@ -136,10 +136,7 @@ fn valid_settings(base: &Config, grid: Vec<Setting>) -> Result<(Vec<Setting>, Ve
     Ok(kept)
 }
 
-/// One grid point: `guard.key` and its value, per swept parameter.
-type Setting = Vec<(String, i64)>;
-
-fn shown(setting: &[(String, i64)]) -> String {
+fn shown(setting: &[(String, Value)]) -> String {
     setting
         .iter()
         .map(|(name, value)| format!("{name}={value}"))

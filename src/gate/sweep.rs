@@ -13,12 +13,61 @@ use serde::Serialize;
 pub struct Param {
     pub guard: &'static str,
     pub key: String,
-    pub values: Vec<i64>,
+    pub values: Vec<Value>,
+}
+
+/// A value a setting takes in a sweep: a number, `true`/`false`, or a word naming a
+/// variant (`diagnostic_delta.progress=count,fingerprint`). Serialized as itself (`3`,
+/// `true`, `"fingerprint"`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(untagged)]
+pub enum Value {
+    Int(i64),
+    Bool(bool),
+    Word(String),
+}
+
+impl Value {
+    /// `3`, `true`/`false`, or a word of letters, digits and `_` (not starting with a
+    /// digit); anything else is not a value.
+    fn parse(text: &str) -> Option<Self> {
+        let text = text.trim();
+        if let Ok(n) = text.parse() {
+            return Some(Self::Int(n));
+        }
+        match text {
+            "true" => return Some(Self::Bool(true)),
+            "false" => return Some(Self::Bool(false)),
+            _ => {}
+        }
+        let word = text.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_')
+            && text.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+        word.then(|| Self::Word(text.to_string()))
+    }
+
+    /// The value as a guard's settings hold it.
+    pub fn to_json(&self) -> serde_json::Value {
+        match self {
+            Self::Int(n) => (*n).into(),
+            Self::Bool(b) => (*b).into(),
+            Self::Word(w) => w.as_str().into(),
+        }
+    }
+}
+
+impl std::fmt::Display for Value {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::Int(n) => write!(f, "{n}"),
+            Self::Bool(b) => write!(f, "{b}"),
+            Self::Word(w) => f.write_str(w),
+        }
+    }
 }
 
 #[derive(Debug, thiserror::Error)]
 pub enum ParamError {
-    #[error("`{0}`: expected guard.key=FROM..TO or guard.key=A,B,C (integers)")]
+    #[error("`{0}`: expected guard.key=FROM..TO (integers) or guard.key=A,B,C (integers, true/false or words)")]
     Syntax(String),
     #[error(transparent)]
     Guard(#[from] ConfigError),
@@ -26,17 +75,21 @@ pub enum ParamError {
     TooLarge(String, usize),
 }
 
+/// One grid point: `guard.key` and its value, per swept parameter.
+pub type Setting = Vec<(String, Value)>;
+
 /// Refuses grids that would take longer than anyone meant to wait.
 pub const MAX_SETTINGS: usize = 4096;
 
 impl Param {
-    /// `breaker.stalled=2..5` (inclusive) or `breaker.stalled=2,3,5`.
+    /// `breaker.stalled=2..5` (inclusive), `breaker.stalled=2,3,5` or
+    /// `delta.progress=count,fingerprint`.
     pub fn parse(text: &str) -> Result<Self, ParamError> {
         let syntax = || ParamError::Syntax(text.to_string());
         let (path, values) = text.split_once('=').ok_or_else(syntax)?;
         let (guard, key) = path.split_once('.').ok_or_else(syntax)?;
         let too_large = || ParamError::TooLarge(text.to_string(), MAX_SETTINGS);
-        let values: Vec<i64> = match values.split_once("..") {
+        let values: Vec<Value> = match values.split_once("..") {
             Some((from, to)) => {
                 let (from, to): (i64, i64) = (
                     from.trim().parse().map_err(|_| syntax())?,
@@ -50,7 +103,7 @@ impl Param {
                 if i128::from(to) - i128::from(from) >= MAX_SETTINGS as i128 {
                     return Err(too_large());
                 }
-                (from..=to).collect()
+                (from..=to).map(Value::Int).collect()
             }
             None => {
                 if values.split(',').count() > MAX_SETTINGS {
@@ -58,7 +111,7 @@ impl Param {
                 }
                 values
                     .split(',')
-                    .map(|v| v.trim().parse().map_err(|_| syntax()))
+                    .map(|v| Value::parse(v).ok_or_else(syntax))
                     .collect::<Result<_, _>>()?
             }
         };
@@ -72,7 +125,7 @@ impl Param {
 
 /// Every combination of the parameters' values, in a fixed order. Its size is checked
 /// before anything is built.
-pub fn grid(params: &[Param]) -> Result<Vec<Vec<(String, i64)>>, ParamError> {
+pub fn grid(params: &[Param]) -> Result<Vec<Setting>, ParamError> {
     let mut size: usize = 1;
     for p in params {
         size = size
@@ -80,14 +133,14 @@ pub fn grid(params: &[Param]) -> Result<Vec<Vec<(String, i64)>>, ParamError> {
             .filter(|n| *n <= MAX_SETTINGS)
             .ok_or_else(|| ParamError::TooLarge(format!("{}.{}", p.guard, p.key), MAX_SETTINGS))?;
     }
-    let mut settings: Vec<Vec<(String, i64)>> = vec![Vec::new()];
+    let mut settings: Vec<Setting> = vec![Vec::new()];
     for p in params {
         let name = format!("{}.{}", p.guard, p.key);
         let mut next = Vec::with_capacity(settings.len() * p.values.len());
         for s in &settings {
             for v in &p.values {
                 let mut point = s.clone();
-                point.push((name.clone(), *v));
+                point.push((name.clone(), v.clone()));
                 next.push(point);
             }
         }
@@ -97,7 +150,7 @@ pub fn grid(params: &[Param]) -> Result<Vec<Vec<(String, i64)>>, ParamError> {
 }
 
 /// `base` with one grid point applied.
-pub fn configure(base: &Config, setting: &[(String, i64)]) -> Result<Config, ConfigError> {
+pub fn configure(base: &Config, setting: &[(String, Value)]) -> Result<Config, ConfigError> {
     let mut config = base.clone();
     for (name, value) in setting {
         config.set(&format!("{name}={value}"))?;
@@ -109,7 +162,7 @@ pub fn configure(base: &Config, setting: &[(String, i64)]) -> Result<Config, Con
 /// How one setting fares over the labeled corpus.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Point {
-    pub setting: Vec<(String, i64)>,
+    pub setting: Setting,
     /// Every value equals the guard's default.
     pub is_default: bool,
     pub tokens_saved_on_failed: u64,
@@ -125,7 +178,7 @@ pub struct Point {
 }
 
 /// Scores one replayed setting.
-pub fn point(setting: Vec<(String, i64)>, report: &Report, labels: &Labels) -> Point {
+pub fn point(setting: Setting, report: &Report, labels: &Labels) -> Point {
     let mut p = Point {
         is_default: is_default(&setting),
         setting,
@@ -165,7 +218,7 @@ pub fn point(setting: Vec<(String, i64)>, report: &Report, labels: &Labels) -> P
     p
 }
 
-fn is_default(setting: &[(String, i64)]) -> bool {
+fn is_default(setting: &[(String, Value)]) -> bool {
     let defaults: std::collections::BTreeMap<&str, serde_json::Value> = crate::guards::registry()
         .iter()
         .map(|e| (e.info.id, e.defaults()))
@@ -174,10 +227,6 @@ fn is_default(setting: &[(String, i64)]) -> bool {
         let Some((guard, key)) = name.split_once('.') else {
             return false;
         };
-        defaults
-            .get(guard)
-            .and_then(|d| d.get(key))
-            .and_then(serde_json::Value::as_i64)
-            == Some(*value)
+        defaults.get(guard).and_then(|d| d.get(key)) == Some(&value.to_json())
     })
 }

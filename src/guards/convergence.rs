@@ -100,10 +100,47 @@ impl Thresholds {
 pub enum Progress {
     /// WO-3 as first shipped: any productive mutation since the family's last failure.
     Mutation,
-    /// Root refinement: the failure signal dropped; worsening adds `worsening_step`
-    /// rounds; without comparable signals on both sides (a reported total on each, or a
-    /// line count of unfiltered output on each), fall back to [`Progress::Mutation`].
-    DiagnosticDelta { worsening_step: u32 },
+    /// Root refinement: progress is read from the failures' own diagnostics.
+    DiagnosticDelta(Delta),
+}
+
+/// How the root refinement reads progress (`diagnostic_delta`'s settings).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Delta {
+    /// Rounds added when the error count rises ("worsening escalates fastest").
+    pub worsening_step: u32,
+    pub rule: DeltaRule,
+    /// Count uncaught exceptions' last lines in the signal (not in seed 000's list).
+    pub exceptions: bool,
+    /// An install between failures counts as a productive change in the mutation
+    /// fallback of [`DeltaRule::Count`].
+    pub install_is_progress: bool,
+}
+
+/// What a failure's diagnostics must show to count as progress.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum DeltaRule {
+    /// Seed 000: the error count dropped (progress), rose (`worsening_step` rounds) or
+    /// stayed (a round); without comparable counts on both sides (a reported total on
+    /// each, or a line count of unfiltered output on each), the mutation rule.
+    #[default]
+    Count,
+    /// A falling count resets; else a diagnostic already seen since the family's last
+    /// success adds a round whatever was changed between, and a new one holds the count
+    /// (issue #28: a different missing module after each install is not a stall).
+    Fingerprint,
+}
+
+/// What one failure does to its family's rounds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum RoundStep {
+    /// Progress: the failure starts a new trajectory at one round.
+    Reset,
+    /// Neither progress nor repetition: the count stays (one round if it had none).
+    Hold,
+    /// No progress: this many rounds more.
+    Add(u32),
 }
 
 #[derive(Debug, Clone, Default)]
@@ -111,6 +148,8 @@ struct Track {
     rounds: u32,
     /// The last reliable signal of the family's failures.
     last_signal: Option<Signal>,
+    /// The fingerprints of the family's failures since its last success.
+    seen: HashSet<u64>,
     /// The breaker's mutation counter at this family's last failure.
     mutations_at_failure: u64,
     /// Highest tier already reported on the current trajectory.
@@ -161,7 +200,11 @@ impl Breaker {
         let agent = event.agent.to_string();
         // Written files or installed packages: what the next run sees has changed (a
         // `sed -i x && make | tail` whose output overturned its status still edited).
-        if outcome.changes_state() {
+        let installs_count = match self.progress {
+            Progress::DiagnosticDelta(d) => d.install_is_progress,
+            Progress::Mutation => true,
+        };
+        if outcome.mutation || (installs_count && outcome.environment) {
             *self.mutations.entry(agent.clone()).or_default() += 1;
         }
         if outcome.success {
@@ -179,35 +222,56 @@ impl Breaker {
         let mutations = self.mutations.get(&agent).copied().unwrap_or(0);
         let track = self.tracks.entry(key.clone()).or_default();
         let mutated = track.rounds > 0 && mutations > track.mutations_at_failure;
-        let by_mutation = u32::from(!mutated);
+        let by_mutation = if mutated {
+            RoundStep::Reset
+        } else {
+            RoundStep::Add(1)
+        };
+        let signal = match self.progress {
+            Progress::Mutation => None,
+            Progress::DiagnosticDelta(d) => {
+                outcome.signal.and_then(|s| s.root_refinement(d.exceptions))
+            }
+        };
         let step = match self.progress {
             Progress::Mutation => by_mutation,
-            Progress::DiagnosticDelta { worsening_step } => {
+            Progress::DiagnosticDelta(d) => {
                 // Only like with like: two reported totals, or two line counts of output
                 // nothing cut. A count read through `| tail` may only be a shorter view.
-                match track
+                let compared = track
                     .last_signal
-                    .zip(outcome.signal)
-                    .and_then(|(before, now)| before.compare(&now))
-                {
-                    Some(Ordering::Less) => 0,
-                    Some(Ordering::Greater) => worsening_step.max(1),
-                    Some(Ordering::Equal) => 1,
-                    None => by_mutation,
+                    .zip(signal)
+                    .and_then(|(before, now)| before.compare(&now));
+                let worse = RoundStep::Add(d.worsening_step.max(1));
+                match (d.rule, compared) {
+                    (_, Some(Ordering::Less)) => RoundStep::Reset,
+                    (DeltaRule::Count, Some(Ordering::Greater)) => worse,
+                    (DeltaRule::Count, Some(Ordering::Equal)) => RoundStep::Add(1),
+                    (DeltaRule::Count, None) => by_mutation,
+                    // A failure that says nothing (no text) cannot be told apart from
+                    // the last one: the mutation rule decides, as without a signal.
+                    (DeltaRule::Fingerprint, _) => match outcome.fingerprint {
+                        None => by_mutation,
+                        Some(f) if track.seen.insert(f) => RoundStep::Hold,
+                        Some(_) if compared == Some(Ordering::Greater) => worse,
+                        Some(_) => RoundStep::Add(1),
+                    },
                 }
             }
         };
-        if step == 0 && track.rounds > 0 {
+        match step {
             // Progress resets the cliff: this failure starts a new trajectory.
-            track.rounds = 1;
-            track.reported = None;
-            track.from_store = 0;
-            self.restarted.insert(key);
-        } else {
-            track.rounds = track.rounds.saturating_add(step.max(1));
+            RoundStep::Reset if track.rounds > 0 => {
+                track.rounds = 1;
+                track.reported = None;
+                track.from_store = 0;
+                self.restarted.insert(key);
+            }
+            RoundStep::Reset | RoundStep::Hold => track.rounds = track.rounds.max(1),
+            RoundStep::Add(n) => track.rounds = track.rounds.saturating_add(n),
         }
         // A filtered line count is never the baseline a later count is compared with.
-        match outcome.signal {
+        match signal {
             Some(s) if !s.is_reliable() => {}
             other => track.last_signal = other,
         }

@@ -24,6 +24,7 @@ pub mod external;
 pub mod family_normalization;
 pub mod ledger_finalization;
 pub mod loop_intervention_wording;
+pub mod repeated_diagnostic;
 pub mod stale_edit_recovery;
 pub mod todo_truth;
 pub mod tool_selector;
@@ -370,6 +371,7 @@ pub fn built_in() -> Vec<Entry> {
         entry::<family_normalization::FamilyNormalization>(),
         entry::<convergence_breaker::ConvergenceBreaker>(),
         entry::<diagnostic_delta::DiagnosticDelta>(),
+        entry::<repeated_diagnostic::RepeatedDiagnostic>(),
         entry::<evidence_folding::EvidenceFolding>(),
         entry::<ledger_finalization::LedgerFinalization>(),
         entry::<stale_edit_recovery::StaleEditRecovery>(),

@@ -9,6 +9,7 @@
 //! consult (e.g. to resolve a frame's tool message to its call).
 
 pub mod family;
+pub mod fingerprint;
 pub mod outcome;
 pub mod shell;
 pub mod text;
@@ -109,6 +110,9 @@ pub struct Outcome {
     pub error_class: Option<ErrorClass>,
     /// Generic error count from the output (root refinement), if it carries one.
     pub signal: Option<Signal>,
+    /// A failure's fingerprint: which diagnostic it ended in, whatever command printed it
+    /// ([`fingerprint`]); `None` for a success, or a failure whose output holds no text.
+    pub fingerprint: Option<u64>,
     /// The call changed files (recorded, or it ran to a zero exit status and its
     /// grammar writes files; a verdict the output overturned does not undo the write).
     pub mutation: bool,
@@ -416,6 +420,9 @@ impl RunState {
                 outcome::classify(recorded, output)
             }),
             signal,
+            fingerprint: (!success)
+                .then(|| fingerprint::fingerprint(output.unwrap_or("")))
+                .flatten(),
             mutation: result
                 .mutation
                 .unwrap_or(result.success && (call.kind.mutates_files() || writes)),

@@ -4,6 +4,9 @@
 //! WO-8's hash mismatch / old_string not found / not found). The failure signal is the
 //! root refinement of seed 000: a generic error count taken from the failing action's
 //! own output (`error:`, `error TS`, `error[`, `N failed`, `FAIL`), with no tool names.
+//! An uncaught exception's last line (`KeyError: 'x'`) is a failure too, but not one the
+//! seed lists: the signal counts it apart ([`Signal::exceptions`]), so the replay of the
+//! seed's rule reads the seed's list and nothing more ([`Signal::root_refinement`]).
 
 use super::text;
 
@@ -138,8 +141,12 @@ pub fn failure_signal(output: &str) -> Option<u32> {
 /// A failing action's diagnostic signal, with what makes it comparable across runs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Signal {
-    /// The generic error count ([`failure_signal`]).
+    /// The generic error count ([`failure_signal`]): what seed 000 lists, plus uncaught
+    /// exceptions' last lines.
     pub count: u32,
+    /// Of `count`, the uncaught exceptions' last lines (Python's traceback, Node, the JVM),
+    /// which seed 000's list does not name.
+    pub exceptions: u32,
     /// The failures a summary line reported (`3 failed`, `2 errors generated`, `Found 4
     /// errors`, `due to 3 previous errors`, `failures=2`), summed: a total the tool printed,
     /// which survives `| tail` where counted lines do not.
@@ -148,7 +155,8 @@ pub struct Signal {
     /// `count` may be a shorter view rather than fewer errors.
     pub filtered: bool,
     /// It carries a checker's diagnostics (a compiler's or test runner's lines or totals),
-    /// not only an uncaught exception: the command checks something.
+    /// not only an uncaught exception: the command checks something. This is exactly when
+    /// the output holds something seed 000 lists.
     pub from_checker: bool,
 }
 
@@ -156,6 +164,21 @@ impl Signal {
     /// Whether the output reports at least one failure.
     pub fn reports_failures(&self) -> bool {
         self.count > 0 || self.reported.is_some_and(|n| n > 0)
+    }
+
+    /// The signal seed 000's root refinement reads: what its list counts (`error:`, `error
+    /// TS`, `error[`, `N failed`, `FAIL`, and the totals that restate them), without the
+    /// uncaught exceptions; `None` when the output holds nothing the list names. With
+    /// `with_exceptions`, the wider signal, exceptions counted (an option, not the seed).
+    pub fn root_refinement(&self, with_exceptions: bool) -> Option<Signal> {
+        if with_exceptions {
+            return Some(*self);
+        }
+        self.from_checker.then(|| Signal {
+            count: self.count - self.exceptions,
+            exceptions: 0,
+            ..*self
+        })
     }
 
     /// Whether a later run may be compared with this one as a baseline: a reported total,
@@ -181,6 +204,7 @@ pub fn diagnostic_signal(output: &str, filtered: bool) -> Option<Signal> {
     let scan = scan(output);
     (scan.counted || scan.reported.is_some()).then_some(Signal {
         count: scan.count,
+        exceptions: scan.exceptions,
         reported: scan.reported,
         filtered,
         from_checker: scan.checker || scan.reported.is_some(),
@@ -195,6 +219,8 @@ struct Scan {
     counted: bool,
     /// Something other than an uncaught exception was counted.
     checker: bool,
+    /// Uncaught exceptions' last lines counted (part of `count`).
+    exceptions: u32,
     reported: Option<u32>,
 }
 
@@ -216,6 +242,7 @@ fn scan_lines<'a>(lines: impl Iterator<Item = &'a str>) -> Scan {
         count: 0,
         counted: false,
         checker: false,
+        exceptions: 0,
         reported: None,
     };
     let mut totals = Totals::default();
@@ -228,10 +255,12 @@ fn scan_lines<'a>(lines: impl Iterator<Item = &'a str>) -> Scan {
         let checker_line = (error && is_diagnostic_line(line))
             || trimmed.starts_with("FAIL")
             || trimmed.starts_with("--- FAIL");
-        if checker_line || is_uncaught_exception(trimmed) {
+        let exception = !checker_line && is_uncaught_exception(trimmed);
+        if checker_line || exception {
             scan.count = scan.count.saturating_add(1);
             scan.counted = true;
             scan.checker |= checker_line;
+            scan.exceptions = scan.exceptions.saturating_add(u32::from(exception));
         }
         if !(error || fail) {
             continue;
@@ -254,13 +283,16 @@ fn scan_lines<'a>(lines: impl Iterator<Item = &'a str>) -> Scan {
 /// of a failure looks at first. `None` when the output carries no signal. Each candidate
 /// line is read by [`scan_lines`] itself, so this and the signal never disagree.
 pub fn last_diagnostic_line(output: &str) -> Option<&str> {
-    text::lines_holding(output, &SCAN_FINDERS)
-        .filter(|line| {
-            let s = scan_lines(std::iter::once(*line));
-            s.counted || s.reported.is_some()
-        })
-        .last()
-        .map(str::trim)
+    diagnostic_lines(output).last().map(str::trim)
+}
+
+/// Every line of `output` the signal reads, in order, untrimmed: the lines a failure's
+/// fingerprint is taken of (`normalize::fingerprint`).
+pub fn diagnostic_lines(output: &str) -> impl Iterator<Item = &str> + '_ {
+    text::lines_holding(output, &SCAN_FINDERS).filter(|line| {
+        let s = scan_lines(std::iter::once(*line));
+        s.counted || s.reported.is_some()
+    })
 }
 
 /// Summary words a test runner or compiler prints after its count of failures.
