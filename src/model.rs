@@ -368,6 +368,9 @@ pub enum LedgerStatus {
     Open,
     Completed,
     IncompleteVerification,
+    /// Something ran after the last code change, but no output said whether it passed
+    /// (issue #28): checked, without a verdict.
+    Unverifiable,
     /// No `completion-ledger.json` was recorded for the run.
     Missing,
 }
@@ -378,6 +381,7 @@ impl LedgerStatus {
             "open" => Some(Self::Open),
             "completed" => Some(Self::Completed),
             "incomplete_verification" => Some(Self::IncompleteVerification),
+            "unverifiable" => Some(Self::Unverifiable),
             _ => None,
         }
     }
@@ -386,6 +390,7 @@ impl LedgerStatus {
             Self::Open => "open",
             Self::Completed => "completed",
             Self::IncompleteVerification => "incomplete_verification",
+            Self::Unverifiable => "unverifiable",
             Self::Missing => "missing",
         }
     }

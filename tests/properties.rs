@@ -769,3 +769,155 @@ fn report_folder_is_byte_identical_across_runs() {
         assert!(bytes == &b[name], "{name} differs between two runs");
     }
 }
+
+/// Paths a shell agent writes: the project's files, scratch of every kind, and a word the
+/// grammar cannot name.
+const WRITTEN: &[&str] = &[
+    "src/app.py",
+    "app/dates.py",
+    "pkg/parse.go",
+    "src/main.rs",
+    "lib/util.js",
+    "Makefile",
+    "fix.py",
+    "run.sh",
+    "test_repro.py",
+    "/tmp/probe.py",
+    "src/app.py.bak",
+    "../elsewhere/x.c",
+    "/opt/lib/python3.11/site-packages/m.py",
+    "\"$OUT\"",
+];
+
+/// Line shapes that write (or run what wrote), with `{p}` and `{q}` for two paths.
+const WRITING_LINES: &[&str] = &[
+    "sed -i 's/a/b/' {p}",
+    "cat > {p} <<'EOF'\nopen('{q}', 'w').write('x')\nEOF",
+    "cat > {p} <<'EOF'\nsed -i 's/x/y/' {q}\nEOF\nbash {p}",
+    "python {p}",
+    "bash {p} && python {q}",
+    "./{p}",
+    "cp {p} {q}",
+    "mv {p} {q}",
+    "echo x > {p} && python {q}",
+    "git checkout {p}",
+    "git checkout -- {p} {q}",
+    "git stash && python {p} && git stash pop",
+    "touch {p}",
+    "python - <<'EOF'\nopen('{p}', 'w').write('y')\nEOF",
+    "patch -p1 < {p}",
+    "rm {p}",
+    "cat {p}",
+    "git ls-files",
+    "dd if={p} of={q}",
+    "perl -pi -e 's/a/b/' {p} | tail -3",
+];
+
+/// What those lines print: nothing, a listing of the tree, a refusal, a failure, a pass.
+const OUTPUTS: &[&str] = &[
+    "",
+    "src/app.py\napp/dates.py\npkg/parse.go\nlib/util.js",
+    "bash: -c: line 1: syntax error near unexpected token `('",
+    "Traceback (most recent call last):\n  File \"t.py\", line 1\nKeyError: 'a'",
+    "3 passed in 0.1s",
+    "/usr/bin/python: No module named x",
+];
+
+/// One step of a shell agent's run: a line made from a shape, two paths, a status and an
+/// output, or an edit or write tool's call on a path.
+fn agent_step() -> impl Strategy<Value = (usize, usize, usize, bool, usize)> {
+    (
+        0..WRITING_LINES.len() + 2,
+        0..WRITTEN.len(),
+        0..WRITTEN.len(),
+        any::<bool>(),
+        0..OUTPUTS.len(),
+    )
+}
+
+/// Replays `steps` (then `extra` lines, each succeeding) as one shell agent's run and gives
+/// every result's (action family, wrote, changed code).
+fn writes_of(
+    steps: &[(usize, usize, usize, bool, usize)],
+    extra: &[String],
+) -> Vec<(String, bool, bool)> {
+    let mut run = hindsight::synth::Run::new("prop", ABS, 1_000);
+    for &(shape, p, q, success, output) in steps {
+        run.turn(10);
+        let (p, q) = (WRITTEN[p], WRITTEN[q]);
+        match WRITING_LINES.get(shape) {
+            Some(line) => {
+                let line = line.replace("{p}", p).replace("{q}", q);
+                run.shell(&line, success, OUTPUTS[output]);
+            }
+            None if shape == WRITING_LINES.len() => {
+                let outcome = if success {
+                    Ok("applied")
+                } else {
+                    Err(("stale_edit", "not found"))
+                };
+                run.edit(p, "a", "b", outcome);
+            }
+            None => run.write(q, "print(1)\n"),
+        }
+    }
+    for line in extra {
+        run.turn(10);
+        run.shell(line, true, "");
+    }
+    let loaded = run.to_loaded();
+    let mut state = hindsight::normalize::RunState::new();
+    let mut out = Vec::new();
+    for event in &loaded.events {
+        if let hindsight::normalize::Step::Result { call, outcome, .. } = state.step(event).step {
+            out.push((
+                call.families.action.clone(),
+                outcome.mutation,
+                outcome.code_change,
+            ));
+        }
+    }
+    out
+}
+
+/// The property below is not vacuous: the same replay reads a listed file's in-place edit
+/// as a code change, and a file under `/tmp` as a write that changed no code.
+#[test]
+fn writes_of_tells_code_from_scratch() {
+    let shape = |line: &str| WRITING_LINES.iter().position(|l| *l == line).unwrap();
+    let path = |p: &str| WRITTEN.iter().position(|w| *w == p).unwrap();
+    let listing = 1;
+    let steps = [
+        (shape("git ls-files"), 0, 0, true, listing),
+        (shape("sed -i 's/a/b/' {p}"), path("src/app.py"), 0, true, 0),
+        (
+            shape("sed -i 's/a/b/' {p}"),
+            path("/tmp/probe.py"),
+            0,
+            true,
+            0,
+        ),
+    ];
+    let seen: Vec<(bool, bool)> = writes_of(&steps, &[])
+        .into_iter()
+        .map(|(_, w, c)| (w, c))
+        .collect();
+    assert_eq!(seen, [(false, false), (true, true), (true, false)]);
+}
+
+proptest! {
+    #![proptest_config(config())]
+
+    /// Issue #28: `Outcome` keeps both facts, and a change to the project's code is always a
+    /// write (`code_change` implies `mutation`), whatever the line, its paths, its exit
+    /// status and its output, on shell lines, generated command lines and edit tools.
+    #[test]
+    fn code_change_implies_a_write(
+        steps in proptest::collection::vec(agent_step(), 1..12),
+        extra in proptest::collection::vec(shell_command(), 0..4),
+    ) {
+        for (family, wrote, changed_code) in writes_of(&steps, &extra) {
+            prop_assert!(!changed_code || wrote, "{}: code change without a write", family);
+        }
+    }
+}

@@ -210,3 +210,39 @@ fn per_run_picks_the_failed_runs_first_and_says_which() {
     pages.sort();
     assert_eq!(pages, expected);
 }
+
+/// `unverifiable` (issue #28, docs/GUARDS.md *ledger_finalization*) is a ledger status like
+/// the others: the JSON report, both table formats and the post-mortem all carry it, and
+/// the post-mortem says why.
+#[test]
+fn an_unverifiable_ledger_reaches_json_tables_parquet_and_explain() {
+    let run = "tests/fixtures/guards/ledger_finalization/fires_unverifiable_checks";
+    let dir = tempfile::tempdir().expect("tempdir");
+    let out = dir.path().join("review");
+    hindsight()
+        .args(["report", run, "--out-dir"])
+        .arg(&out)
+        .assert()
+        .success();
+    let json: serde_json::Value =
+        serde_json::from_slice(&fs::read(out.join("report.json")).expect("json")).expect("parse");
+    assert_eq!(json["runs"][0]["ledger"]["finalized"], "unverifiable");
+    let csv = fs::read_to_string(out.join("tables/runs.csv")).expect("csv");
+    assert!(csv.contains(",open,unverifiable,"), "{csv}");
+    let runs = ParquetReader::new(fs::File::open(out.join("tables/runs.parquet")).expect("open"))
+        .finish()
+        .expect("runs.parquet reads back");
+    let finalized = runs.column("ledger_finalized").unwrap().str().unwrap();
+    assert_eq!(finalized.get(0), Some("unverifiable"));
+    let explain = hindsight().args(["explain", run]).assert().success();
+    let text = String::from_utf8_lossy(&explain.get_output().stdout).into_owned();
+    assert!(text.contains("finalized `unverifiable`"), "{text}");
+    assert!(
+        text.contains("checked, but the output carries no verdict"),
+        "{text}"
+    );
+    assert!(
+        text.contains("no check with a verdict; 2 checks ran with no readable verdict"),
+        "{text}"
+    );
+}

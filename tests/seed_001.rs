@@ -37,7 +37,7 @@ fn td06_unverified_mutation_finalizes_incomplete() {
     assert_eq!(firing.action, "finalize_incomplete_verification");
     assert_eq!(
         firing.detail.as_deref(),
-        Some("mutation at turn 1 never verified")
+        Some("code mutation at turn 1 never verified")
     );
 }
 

@@ -36,6 +36,9 @@ struct Eco {
     cwd: &'static str,
     test: &'static str,
     edit: &'static str,
+    /// What a look at the tree prints (`git ls-files`): the file `edit` changes is the
+    /// project's, not one the run creates.
+    files: &'static str,
     failing: fn(u32) -> String,
     passing: &'static str,
 }
@@ -46,6 +49,7 @@ fn ecosystems() -> Vec<Eco> {
             cwd: "/w/api",
             test: "python -m pytest tests/ -q",
             edit: "sed -i 's/return a/return a + b/' api/calc.py",
+            files: "api/calc.py\ntests/test_calc.py",
             failing: |n| format!("FAILED tests/test_calc.py::test_{n}\n{n} failed, 9 passed in 0.2s"),
             passing: "12 passed in 0.3s",
         },
@@ -53,6 +57,7 @@ fn ecosystems() -> Vec<Eco> {
             cwd: "/w/web",
             test: "npm test",
             edit: "cat > src/cart.js <<'EOF'\nexport const total = (xs) => xs.reduce((a, x) => a + x.qty * x.price, 0);\nEOF",
+            files: "src/cart.js\nsrc/cart.test.js",
             failing: |n| format!("FAIL src/cart.test.js\nTests:       {n} failed, 8 passed, 10 total"),
             passing: "PASS src/cart.test.js\nTests:       10 passed, 10 total",
         },
@@ -60,6 +65,7 @@ fn ecosystems() -> Vec<Eco> {
             cwd: "/w/fw",
             test: "make",
             edit: "perl -pi -e 's/int speed;/long speed;/' src/motor.c",
+            files: "Makefile\nsrc/motor.c",
             failing: |n| {
                 (0..n)
                     .map(|i| format!("src/motor.c:{}:5: error: conflicting types\n", 10 + i))
@@ -72,6 +78,7 @@ fn ecosystems() -> Vec<Eco> {
             cwd: "/w/svc",
             test: "go test ./...",
             edit: "python3 - <<'EOF'\np = 'pkg/parse.go'\ns = open(p).read()\nopen(p, 'w').write(s.replace('x', 'y'))\nEOF",
+            files: "pkg/parse.go\npkg/parse_test.go",
             failing: |n| {
                 (0..n)
                     .map(|i| format!("--- FAIL: TestParse{i} (0.00s)\n"))
@@ -84,6 +91,7 @@ fn ecosystems() -> Vec<Eco> {
             cwd: "/w/crate",
             test: "cargo test",
             edit: "git apply fix.patch",
+            files: "Cargo.toml\nsrc/lib.rs",
             failing: |n| format!("error[E0308]: mismatched types\ntest result: FAILED. 3 passed; {n} failed"),
             passing: "test result: ok. 8 passed; 0 failed",
         },
@@ -191,6 +199,7 @@ fn a_package_install_is_progress_but_not_a_code_change() {
 fn an_unverified_shell_edit_finalizes_incomplete() {
     for eco in ecosystems() {
         let mut run = Run::new("1780000000000-unverified", eco.cwd, 100);
+        run.turn(10).shell("git ls-files", true, eco.files);
         run.turn(10).shell(eco.test, true, eco.passing);
         run.turn(10).shell(eco.edit, true, "");
         run.turn(10).complete("completed", "fixed");
@@ -402,6 +411,7 @@ fn a_viewer_mentioning_passes_is_not_a_check() {
             "git log --oneline -3",
         ] {
             let mut run = Run::new("1780000000000-viewer", eco.cwd, 100);
+            run.turn(10).shell("git ls-files", true, eco.files);
             run.turn(10).shell(eco.edit, true, "");
             run.turn(10)
                 .shell(viewer, true, "12 passed\nPASS all\nok  \tpkg\t0.1s");

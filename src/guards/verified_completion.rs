@@ -66,8 +66,8 @@ pub struct VerifiedCompletion {
     settings: Settings,
     position: u64,
     last_mutation: Option<Stamp>,
-    /// Families whose last verifying result failed, with that turn.
-    verification_failures: BTreeMap<String, u32>,
+    /// Families whose last verifying result failed, with where.
+    verification_failures: BTreeMap<String, Stamp>,
     /// Canonical forms (and `&&` components) of the last reliable passing run.
     proven: BTreeMap<String, Stamp>,
     /// Canonical forms of the last failing run.
@@ -167,6 +167,17 @@ impl Guard for VerifiedCompletion {
 }
 
 impl VerifiedCompletion {
+    /// A check that passed after a code change speaks for the code as it now is: failures
+    /// from before that change were about code that is gone (issue #28; the ledger's
+    /// window, docs/GUARDS.md *ledger_finalization*). A failure with no code change
+    /// after it stays until its own family passes.
+    fn supersede_failures(&mut self, pass: Stamp) {
+        if let Some(change) = self.last_mutation.filter(|c| c.pos < pass.pos) {
+            self.verification_failures
+                .retain(|_, failed| failed.pos > change.pos);
+        }
+    }
+
     fn is_completed(&self, status: &str) -> bool {
         let status = status.trim().to_ascii_lowercase();
         self.settings.completed_statuses.contains(&status)
@@ -177,7 +188,9 @@ impl VerifiedCompletion {
         // The shared verdict (a masked exit status its own output contradicts is not a
         // success), and a run whose output reports failures has not passed either.
         let passed = outcome.success && !outcome.reports_failures();
-        if outcome.mutation {
+        // A fresh check must follow the last change to the code; scratch writes (a
+        // repro script, a backup) need none.
+        if outcome.code_change {
             self.last_mutation = Some(here);
         }
         if passed {
@@ -185,9 +198,11 @@ impl VerifiedCompletion {
             for resolved in outcome.resolves(call) {
                 self.verification_failures.remove(resolved);
             }
+            if outcome.check_passed() {
+                self.supersede_failures(here);
+            }
         } else if outcome.verification {
-            self.verification_failures
-                .insert(family.to_string(), here.turn);
+            self.verification_failures.insert(family.to_string(), here);
         }
         let shell = call.kind == ToolKind::Shell;
         let Some(canonical) = call.families.command.as_deref().filter(|_| shell) else {
@@ -273,7 +288,7 @@ impl VerifiedCompletion {
             let failures = self
                 .verification_failures
                 .iter()
-                .map(|(family, turn)| format!("{family} (turn {turn})"));
+                .map(|(family, at)| format!("{family} (turn {})", at.turn));
             items.push(format!(
                 "unresolved verification failures: {}",
                 list(failures)

@@ -16,19 +16,11 @@
 //! preferred to a false merge, seed 000 WO-9 rule 3).
 
 use super::outcome::diagnostic_lines;
+use super::work::TEMP_DIRS;
 use crate::hash::hash_of;
 
 /// Non-blank lines read from the end of an output that holds no diagnostic line.
 pub const TAIL: usize = 3;
-
-/// Directories whose entries are made afresh by each run (`mktemp`, pytest's `tmp_path`).
-const TEMP_DIRS: [&str; 5] = [
-    "/tmp/",
-    "/var/tmp/",
-    "/var/folders/",
-    "/private/var/folders/",
-    "\\AppData\\Local\\Temp\\",
-];
 
 /// The fingerprint of a failure's output: a hash of [`masked`]; `None` when the output
 /// holds no text (a silent exit 1: nothing says which failure it was).
@@ -122,7 +114,9 @@ fn mask_line(line: &str, out: &mut String) {
 
 /// The length of a temporary path at the start of `s` (to the next space or quote).
 fn temp_path_len(s: &str) -> Option<usize> {
-    TEMP_DIRS.iter().find(|d| s.starts_with(*d))?;
+    TEMP_DIRS
+        .iter()
+        .find(|d| !d.starts_with('\\') && s.starts_with(*d))?;
     Some(
         s.find(|c: char| c.is_whitespace() || matches!(c, '\'' | '"' | ',' | ')' | ']' | ':'))
             .unwrap_or(s.len()),

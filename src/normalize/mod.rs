@@ -8,11 +8,13 @@
 //! are (issue #10). [`RunState`] is what the run has done so far, which guards may
 //! consult (e.g. to resolve a frame's tool message to its call).
 
+pub mod check;
 pub mod family;
 pub mod fingerprint;
 pub mod outcome;
 pub mod shell;
 pub mod text;
+pub mod work;
 
 use crate::hash::hash_of;
 use crate::model::*;
@@ -116,12 +118,20 @@ pub struct Outcome {
     /// The call changed files (recorded, or it ran to a zero exit status and its
     /// grammar writes files; a verdict the output overturned does not undo the write).
     pub mutation: bool,
-    /// `mutation` was inferred from a shell command's grammar, not recorded.
+    /// `mutation` was inferred from a shell command's grammar (or a script it ran by
+    /// name), not recorded.
     pub mutation_inferred: bool,
+    /// The write changed the project's code, not only the run's scratch (`work`): always
+    /// a `mutation` too. `ledger_finalization` and `verified_completion` read this; the
+    /// breakers, `dedup_gate`, `adaptive_edit` and evidence folding read `mutation`.
+    pub code_change: bool,
     /// The call installed or removed packages (not a code mutation).
     pub environment: bool,
     /// The call checked the work (a verifier that passed or failed).
     pub verification: bool,
+    /// What the call said as a check, when it is one ([`check`]): pass, fail, could not
+    /// start, or inconclusive.
+    pub check: Option<check::CheckResult>,
     /// Characters the result added to the context.
     pub chars: u64,
     /// Other families this success proves: the parts of a successful `a && b` chain.
@@ -133,7 +143,10 @@ impl Outcome {
     /// reports no failure. A script that exits 0 while printing `FAIL:` or a failure count
     /// has not passed a check, whatever its exit status (issue #10).
     pub fn check_passed(&self) -> bool {
-        self.verification && self.success && !self.reports_failures()
+        match self.check {
+            Some(result) => result == check::CheckResult::Pass && self.success,
+            None => self.verification && self.success && !self.reports_failures(),
+        }
     }
 
     /// Whether the call changed what a later run sees: files or installed packages.
@@ -223,6 +236,8 @@ pub struct RunState {
     agents: crate::hash::HashSet<Arc<str>>,
     /// Normalized `verifyCommand`s declared by todos.
     declared_verifiers: BTreeSet<String>,
+    /// Which written files belong to the work, and the scripts the run wrote.
+    work: work::WorkTree,
     /// Families whose output has carried a diagnostic signal: they are checkers.
     checker_families: BTreeSet<String>,
     /// Results whose call id was never seen.
@@ -399,42 +414,145 @@ impl RunState {
         if signal.is_some_and(|s| s.from_checker) && !viewer {
             self.checker_families.insert(family.clone());
         }
-        let verification = result.verification.unwrap_or_else(|| {
-            call.kind == ToolKind::Shell
-                && !viewer
-                && (call
-                    .families
-                    .command
-                    .as_ref()
-                    .is_some_and(|c| self.declared_verifiers.contains(c))
-                    || self.checker_families.contains(family)
-                    || (success && output.is_some_and(outcome::pass_signal)))
+        let known_check = call
+            .families
+            .command
+            .as_ref()
+            .is_some_and(|c| self.declared_verifiers.contains(c))
+            || self.checker_families.contains(family);
+        let written = self.written(call, result);
+        let error_class = (!success).then(|| {
+            let recorded = result.error_class.as_deref().filter(|_| !masked_failure);
+            outcome::classify(recorded, output)
         });
-        let writes = facts.is_some_and(|f| f.writes.as_ref().is_some_and(Writes::mutates));
-        let mutation_inferred = result.mutation.is_none() && result.success && writes;
+        // A check: recorded as one, or a shell line that ends by running something and
+        // wrote nothing by a script it ran. A call the harness refused, or a line the
+        // shell refused, ran nothing.
+        let ran = error_class != Some(ErrorClass::Blocked) && !written.refused;
+        let is_check = result.verification.unwrap_or_else(|| {
+            call.kind == ToolKind::Shell
+                && facts.is_some_and(|f| f.runs_check)
+                && !written.by_script
+        });
+        let check = (is_check && ran).then(|| {
+            match check::result(result.success, output.unwrap_or(""), signal.as_ref()) {
+                // A build or suite that failed before, or a check the harness recorded
+                // as one, that now exits cleanly has passed.
+                check::CheckResult::Inconclusive
+                    if (known_check || result.verification == Some(true)) && success =>
+                {
+                    check::CheckResult::Pass
+                }
+                other => other,
+            }
+        });
+        // Verification is a check that said something: a run that could not start or
+        // whose output carries no verdict verified nothing.
+        let verification = result
+            .verification
+            .unwrap_or_else(|| check.is_some_and(check::CheckResult::is_verdict));
         let outcome = Outcome {
             success,
             masked_failure,
-            error_class: (!success).then(|| {
-                let recorded = result.error_class.as_deref().filter(|_| !masked_failure);
-                outcome::classify(recorded, output)
-            }),
+            error_class,
             signal,
             fingerprint: (!success)
                 .then(|| fingerprint::fingerprint(output.unwrap_or("")))
                 .flatten(),
-            mutation: result
-                .mutation
-                .unwrap_or(result.success && (call.kind.mutates_files() || writes)),
-            mutation_inferred,
+            mutation: written.mutation,
+            mutation_inferred: written.inferred,
+            code_change: written.code_change,
             environment: result.success && facts.is_some_and(|f| f.installs),
             verification,
+            check,
             chars: result.chars(),
             implies: self.implied_families(call, success),
         };
         self.outcomes
             .insert(Arc::clone(&call.call_id), outcome.clone());
         outcome
+    }
+
+    /// What a call wrote, and whether that changed the project's code; the work tree
+    /// learns from the call (the paths it names, a listing's output, script bodies).
+    fn written(&mut self, call: &CallInfo, result: &ToolResult) -> WrittenBy {
+        let run_cwd = self.cwd.clone();
+        let run_cwd = run_cwd.as_deref();
+        let facts = call.shell.as_ref();
+        let output = result.output.as_deref().unwrap_or("");
+        // A line the shell refused ran nothing. A write by a command before the line's
+        // last happened whatever the line's status; one by the last did not when the line
+        // failed.
+        let refused = facts.is_some() && shell::verdict::refused(output);
+        let line_failed = !result.success;
+        let grammar = facts
+            .and_then(|f| f.writes.as_ref())
+            .filter(|w| w.mutates() && !refused)
+            .and_then(|w| {
+                if line_failed {
+                    w.if_failed()
+                } else {
+                    Some(w.clone())
+                }
+            });
+        let grammar = grammar.as_ref();
+        // A script written by this very line (`cat > fix.py <<EOF ... EOF` then `python
+        // fix.py`) is read as well as one an earlier line wrote.
+        if let Some(w) = grammar {
+            self.work.record_bodies(w);
+        }
+        let script = facts
+            .filter(|_| !refused)
+            .and_then(|f| self.work.script_writes(&f.scripts, run_cwd, line_failed));
+        let script = script.as_ref();
+        let shell_wrote = grammar.is_some() || script.is_some();
+        let tool_wrote = result.success && call.kind.mutates_files();
+        let mutation = result.mutation.unwrap_or(tool_wrote || shell_wrote);
+        let recorded: Vec<String> = result
+            .paths
+            .iter()
+            .map(|p| family::key_path(&shell::join_path(call.cwd.as_deref(), p), run_cwd))
+            .collect();
+        let code_change = mutation && {
+            let mut written = work::Written::default();
+            grammar
+                .into_iter()
+                .chain(script)
+                .for_each(|w| written.add(w));
+            if let Some(path) = call
+                .families
+                .path
+                .as_deref()
+                .filter(|_| call.kind.mutates_files())
+            {
+                match call.kind {
+                    ToolKind::Write => written.created.push(path),
+                    _ => written.edited.push(path),
+                }
+            }
+            written.edited.extend(recorded.iter().map(String::as_str));
+            self.work.changes_code(&written, run_cwd)
+        };
+        if let Some(w) = facts.and_then(|f| f.writes.as_ref()).filter(|_| !refused) {
+            self.work.note_captures(&w.captures);
+        }
+        let named = facts
+            .into_iter()
+            .flat_map(|f| f.named.iter().map(String::as_str));
+        let tool_path = call.families.path.as_deref();
+        self.work.note_named(
+            named
+                .chain(tool_path)
+                .chain(recorded.iter().map(String::as_str)),
+        );
+        self.work.note_listing(output, call.cwd.as_deref(), run_cwd);
+        WrittenBy {
+            mutation,
+            inferred: result.mutation.is_none() && shell_wrote,
+            code_change,
+            refused,
+            by_script: script.is_some(),
+        }
     }
 
     /// The run's shared string for `agent`.
@@ -446,6 +564,17 @@ impl RunState {
         self.agents.insert(Arc::clone(&new));
         new
     }
+}
+
+/// What one call wrote, as [`RunState::written`] judges it.
+struct WrittenBy {
+    mutation: bool,
+    inferred: bool,
+    code_change: bool,
+    /// The shell refused the line: nothing in it ran.
+    refused: bool,
+    /// A script the line ran by name wrote files: a fix script, not a check.
+    by_script: bool,
 }
 
 /// What a call's shape is worked out from: its tool and arguments (the arguments'

@@ -415,7 +415,7 @@ pub fn pass_signal(output: &str) -> bool {
 
 fn is_pass_line(line: &str) -> bool {
     let t = line.trim_start();
-    number_before(line, " passed").is_some()
+    number_before(line, " passed").is_some_and(|n| n > 0)
         || t.starts_with("ok ")
         || t.starts_with("ok\t")
         || t.starts_with("PASS")

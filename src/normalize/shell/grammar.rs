@@ -79,6 +79,8 @@ impl Lexer {
         while self.i < self.chars.len() {
             let c = self.chars[self.i];
             match c {
+                // A backslash before a line break joins the two lines.
+                '\\' if self.chars.get(self.i + 1) == Some(&'\n') => self.i += 2,
                 '\'' | '"' | '\\' => {
                     let end = quoted_end(&self.chars, self.i);
                     self.word.extend(&self.chars[self.i..end]);
@@ -92,7 +94,15 @@ impl Lexer {
                     }
                 }
                 '\n' => {
-                    self.push(Token::Op(";".into()));
+                    // A line that ends with `&&`, `||` or `|` goes on on the next one.
+                    self.flush();
+                    let open = matches!(
+                        self.tokens.last(),
+                        Some(Token::Op(op)) if op == "&&" || op == "||" || op == "|"
+                    );
+                    if !open {
+                        self.push(Token::Op(";".into()));
+                    }
                     self.i += 1;
                     self.read_heredoc_bodies();
                 }
@@ -679,6 +689,27 @@ mod tests {
         assert_eq!(list[0].commands[0].effective(), ["make", "check"]);
         let list = parse("(cd sub && make)");
         assert_eq!(list[0].commands[0].name(), Some("cd"));
+    }
+
+    #[test]
+    fn continued_lines() {
+        let words = |c: &str| {
+            parse(c)
+                .iter()
+                .map(|p| {
+                    p.commands
+                        .iter()
+                        .map(|c| c.words.join(" "))
+                        .collect::<Vec<_>>()
+                })
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(
+            words("make && \\\n# build first\nmake check"),
+            [vec!["make"], vec!["make check"]]
+        );
+        assert_eq!(words("cargo test \\\n  --lib"), [vec!["cargo test --lib"]]);
+        assert_eq!(words("npm test |\ntail -5"), [vec!["npm test", "tail -5"]]);
     }
 
     #[test]

@@ -47,10 +47,25 @@ pub(super) fn installs_in(list: &[Pipeline]) -> bool {
         .any(|c| is_install(c.effective()))
 }
 
-fn is_install(words: &[String]) -> bool {
-    let Some(program) = words.first().map(|w| base_name(w)) else {
-        return false;
-    };
+pub(super) fn is_install(words: &[String]) -> bool {
+    subcommand(words).is_some_and(|sub| INSTALL_WORDS.contains(&sub))
+}
+
+/// Subcommands of a package manager that only report what is installed.
+const QUERY_WORDS: [&str; 9] = [
+    "list", "show", "freeze", "info", "ls", "search", "outdated", "view", "config",
+];
+
+/// Whether the command asks a package manager what is installed (`pip list`, `npm ls`,
+/// `pip show x`): it shows, and checks nothing.
+pub(super) fn is_package_query(words: &[String]) -> bool {
+    subcommand(words).is_some_and(|sub| QUERY_WORDS.contains(&sub))
+}
+
+/// The subcommand of a package manager's command line (`install` of `python -m pip
+/// install x`, of `uv pip install x`), if the command runs one.
+fn subcommand(words: &[String]) -> Option<&str> {
+    let program = words.first().map(|w| base_name(w))?;
     let mut rest: Vec<&str> = words[1..]
         .iter()
         .map(String::as_str)
@@ -64,14 +79,12 @@ fn is_install(words: &[String]) -> bool {
     } else {
         PACKAGE_MANAGERS.contains(&program).then_some(program)
     };
-    let Some(_) = manager else {
-        return false;
-    };
+    manager?;
     // `uv pip install`: a manager's own pip.
     if rest.first() == Some(&"pip") {
         rest.remove(0);
     }
-    rest.first().is_some_and(|sub| INSTALL_WORDS.contains(sub))
+    rest.first().copied()
 }
 
 #[cfg(test)]

@@ -14,12 +14,14 @@
 pub mod code;
 mod grammar;
 pub mod installs;
+pub mod scripts;
 pub mod verdict;
 pub mod writes;
 
 pub(crate) use grammar::quoted_end;
 use grammar::{parse, plain_word, render, Command, Pipeline};
 pub use verdict::output_is_filtered;
+pub use writes::{writes, Writes};
 
 /// What a shell command's grammar says about it, worked out once per call (issue #10;
 /// docs/FORMAT.md "Shell commands").
@@ -35,14 +37,24 @@ pub struct ShellFacts {
     pub status_masked: bool,
     /// The output the model saw may lack lines (`| tail`, `| grep`, `2>/dev/null`).
     pub output_filtered: bool,
+    /// Scripts it runs by name, whose recorded bodies may say what it writes.
+    pub scripts: Vec<scripts::ScriptRun>,
+    /// Its words shaped like paths, keyed like written paths: files the line names.
+    pub named: Vec<String>,
+    /// It ends by running something that may check the work (`verdict::runs_check_in`).
+    pub runs_check: bool,
 }
 
 impl ShellFacts {
     /// The facts of `command` run from `cwd`, its line parsed once for all of them.
     pub fn of(command: &str, cwd: Option<&str>) -> Self {
         let list = parse(command);
+        let line = writes::read_line(&list, cwd);
         Self {
-            writes: writes::writes_in(&list, cwd),
+            writes: line.writes,
+            scripts: line.scripts,
+            named: line.named,
+            runs_check: verdict::runs_check_in(&list),
             installs: installs::installs_in(&list),
             viewer: verdict::is_viewer_in(&list),
             status_masked: verdict::status_masked_in(&list),

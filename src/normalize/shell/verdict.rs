@@ -75,6 +75,30 @@ fn sets_pipefail(cmd: &Command) -> bool {
             .any(|w| w[0].starts_with('-') && w[0].ends_with('o') && w[1] == "pipefail")
 }
 
+/// What a shell prints when it refuses a line before running any of it (bash, dash, zsh).
+const REFUSALS: [&str; 5] = [
+    "syntax error near unexpected token",
+    "syntax error: unexpected end of file",
+    "unexpected EOF while looking for matching",
+    "Syntax error: Unterminated quoted string",
+    "parse error near",
+];
+
+/// Whether the shell refused the line: a syntax error, so none of it ran and nothing it
+/// names was written (`sed -i` on a line bash could not parse edited nothing).
+/// The message must come from the shell itself (`bash: ...`, `/bin/sh: 1: ...`, `zsh:
+/// ...`): a log that quotes one is not a refusal.
+pub fn refused(output: &str) -> bool {
+    REFUSALS.iter().any(|r| output.contains(r))
+        && output.lines().any(|line| {
+            let from_shell = line
+                .split_whitespace()
+                .next()
+                .is_some_and(|w| w.ends_with("sh:"));
+            from_shell && REFUSALS.iter().any(|r| line.contains(r))
+        })
+}
+
 /// Pipe stages that show everything they read.
 const PASS_THROUGH: [&str; 4] = ["tee", "cat", "less", "more"];
 
@@ -100,6 +124,81 @@ fn cuts_output(p: &Pipeline) -> bool {
         .flat_map(|c| &c.redirects)
         .any(|r| r.is_output());
     selecting_stage || redirected
+}
+
+/// Whether the line ends by running something that may check the work: the producing
+/// command (`python t.py` in `python t.py 2>&1 | tail`) of its last pipeline that does
+/// more than show or say something (`pytest; echo done` ends with `pytest`) is not a
+/// writer (`sed -i`, `cp`, `cat > f <<EOF`), a shell setting, a package install or a
+/// version-control command. Whether what it ran was a fix script, which writes files, only
+/// the run's recorded scripts can tell (`normalize::check`).
+pub(super) fn runs_check_in(list: &[Pipeline]) -> bool {
+    for pipeline in list.iter().rev() {
+        // The command of the pipeline that runs something: not a text source feeding it
+        // (`echo "select 1;" | linter -`) nor a display filter after it (`| tail`).
+        let Some(runner) = pipeline.commands.iter().find(|c| !says_or_shows(c)) else {
+            continue;
+        };
+        let words = runner.effective();
+        let program = words.first().map(|w| base_name(w)).unwrap_or_default();
+        return !(super::writes::command_writes(runner)
+            || NOT_CHECKS.contains(&program)
+            || super::installs::is_install(words));
+    }
+    false
+}
+
+/// A command that only shows or says something: a viewer, a narrative print, a question
+/// about a program (`--help`, `--version`), a package manager's report of what is
+/// installed (`pip list`).
+fn says_or_shows(cmd: &Command) -> bool {
+    let words = cmd.effective();
+    let Some(program) = words.first().map(|w| base_name(w)) else {
+        return true;
+    };
+    shows_only(cmd)
+        || narrative_print(program, &words[1..])
+        || asks_about(&words[1..])
+        || super::installs::is_package_query(words)
+}
+
+/// Programs whose run checks nothing: they change files, the shell or the repository.
+const NOT_CHECKS: [&str; 24] = [
+    "export", "unset", "set", "source", ".", "alias", "sed", "cp", "mv", "rm", "touch", "mkdir",
+    "rmdir", "chmod", "chown", "ln", "tee", "patch", "dd", "truncate", "git", "hg", "svn", "sleep",
+];
+
+/// `python --version`, `pytest --help`: a question about the program, not a run of it.
+fn asks_about(args: &[String]) -> bool {
+    args.iter()
+        .any(|a| ["--version", "-V", "--help", "-h"].contains(&a.as_str()))
+        || args.first().is_some_and(|a| a == "help" || a == "version")
+}
+
+/// `python -c "print('Fix applied')"`: inline code that only prints, with no import and
+/// no other call, says something rather than checking it.
+fn narrative_print(program: &str, args: &[String]) -> bool {
+    if !super::code::is_interpreter(program) {
+        return false;
+    }
+    let Some(code) = args
+        .iter()
+        .position(|a| a == "-c" || a == "-e")
+        .and_then(|i| args.get(i + 1))
+    else {
+        return false;
+    };
+    let code = code.trim_matches(|c| c == '"' || c == '\'');
+    let statements: Vec<&str> = code
+        .split([';', '\n'])
+        .map(str::trim)
+        .filter(|s| !s.is_empty())
+        .collect();
+    !statements.is_empty()
+        && statements.iter().all(|s| {
+            (s.starts_with("print(") || s.starts_with("console.log(") || s.starts_with("puts "))
+                && s.matches('(').count() <= 1
+        })
 }
 
 /// Programs that only show text (files, listings, history, search results).
@@ -159,6 +258,71 @@ fn shows_only(cmd: &Command) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn refusals_come_from_the_shell() {
+        for said in [
+            "/bin/bash: -c: line 1: syntax error near unexpected token `('",
+            "bash: line 3: syntax error: unexpected end of file",
+            "/bin/sh: 1: Syntax error: Unterminated quoted string",
+            "zsh: parse error near `)'",
+            "bash: -c: line 2: unexpected EOF while looking for matching `\"'",
+        ] {
+            assert!(
+                refused(&format!("<returncode>2</returncode>\n{said}\n")),
+                "{said}"
+            );
+        }
+        assert!(!refused(
+            "grep: log.txt: syntax error near unexpected token"
+        ));
+        assert!(!refused("error: syntax error near line 3"));
+    }
+
+    #[test]
+    fn lines_that_run_a_check() {
+        let check = |c: &str| runs_check_in(&parse(c));
+        for c in [
+            "python reproduce.py",
+            "cd /testbed && python -m pytest tests/test_a.py -x 2>&1 | tail -20",
+            "sed -i 's/a/b/' src/x.py && python test_fix.py",
+            "npm test",
+            "go test ./...",
+            "cargo test --lib",
+            "make check",
+            "./run_tests.sh",
+            "python -c \"import pkg; print(pkg.__version__)\"",
+            "node repro.js > out.log",
+            "pytest -q; echo done",
+            "python t.py && echo ok",
+            "echo 'select 1;' | sqlfluff lint -",
+            "cat input.txt | python solve.py",
+        ] {
+            assert!(check(c), "{c}");
+        }
+        for c in [
+            "cat src/x.py",
+            "grep -rn foo src/",
+            "sed -i 's/a/b/' src/x.py",
+            "cat > t.py <<'EOF'\nprint(1)\nEOF",
+            "pip install -e .",
+            "git diff",
+            "git checkout src/x.py",
+            "cd /testbed",
+            "echo done",
+            "python -c \"print('Fix applied')\"",
+            "python test.py && cp a.py b.py",
+            "ls -la && pwd",
+            "sed -i 's/a/b/' f.py && echo done",
+            "python --version",
+            "pytest --help | head",
+            "pip list | grep numpy",
+            "npm ls react",
+            "sqlfluff fix --help | head -20",
+        ] {
+            assert!(!check(c), "{c}");
+        }
+    }
 
     #[test]
     fn masked_statuses() {

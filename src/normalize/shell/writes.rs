@@ -20,6 +20,7 @@
 
 use super::code::{code_writes, is_interpreter};
 use super::grammar::{base_name, literal, parse, Command, Pipeline};
+use super::scripts::{looks_like_path, script_operand, ScriptKind, ScriptRun};
 use super::{clean_path, join_path, relative_form};
 use std::collections::BTreeSet;
 
@@ -35,12 +36,49 @@ pub struct Writes {
     /// `git diff > patch.txt`, `pytest | tee out.txt`): written, but not a change to the
     /// work (not a code mutation).
     pub captures: Vec<String>,
+    /// Of `paths`, those written whole (a redirection, `tee`, `cp`/`mv` to, `touch`, code
+    /// that opens a file for writing): they may be new files. An in-place edit (`sed -i`,
+    /// `patch`, `rm`, `git checkout`) needs the file to exist already.
+    pub created: Vec<String>,
+    /// What stands when the line failed: the writes of commands before its last. The last
+    /// command is the one whose status the line's is, so it did not write; a write by an
+    /// earlier command happened whatever the later status (`sed -i ... f && python t.py`).
+    pub kept_if_failed: Vec<String>,
+    /// A command before the line's last wrote files it does not name.
+    pub unnamed_if_failed: bool,
+    /// Here-document bodies written to a named file (`cat > fix.py <<'EOF' ... EOF`): a
+    /// script the run may later run by name (`normalize::work`).
+    pub bodies: Vec<(String, String)>,
 }
 
 impl Writes {
     /// Whether it changes the work: a mutation, not only a capture of output.
     pub fn mutates(&self) -> bool {
         !self.paths.is_empty() || self.unnamed
+    }
+
+    /// What the line wrote when its exit status says it failed: only what commands before
+    /// its last wrote (`None` when that is nothing).
+    pub fn if_failed(&self) -> Option<Writes> {
+        let kept = |list: &[String]| -> Vec<String> {
+            list.iter()
+                .filter(|p| self.kept_if_failed.contains(p))
+                .cloned()
+                .collect()
+        };
+        let w = Writes {
+            paths: self.kept_if_failed.clone(),
+            unnamed: self.unnamed_if_failed,
+            created: kept(&self.created),
+            bodies: self
+                .bodies
+                .iter()
+                .filter(|(p, _)| self.kept_if_failed.contains(p))
+                .cloned()
+                .collect(),
+            ..Writes::default()
+        };
+        w.mutates().then_some(w)
     }
 }
 
@@ -73,6 +111,17 @@ struct Walk<'a> {
     /// The text reaching the current command came only from the line itself or from
     /// files (text tools, here-documents): what it writes is authored, not captured.
     authored: bool,
+    created: BTreeSet<String>,
+    bodies: Vec<(String, String)>,
+    /// The current command is the line's last.
+    at_tail: bool,
+    /// Writes recorded by commands before the line's last.
+    before_tail: BTreeSet<String>,
+    unnamed_before_tail: bool,
+    /// Scripts the line runs by name (`python fix.py`, `bash run.sh`, `./build.sh`).
+    scripts: Vec<ScriptRun>,
+    /// Every word of the line that looks like a path, keyed like `paths`.
+    named_words: BTreeSet<String>,
 }
 
 impl<'a> Walk<'a> {
@@ -84,40 +133,81 @@ impl<'a> Walk<'a> {
             unnamed: false,
             captures: BTreeSet::new(),
             authored: true,
+            created: BTreeSet::new(),
+            bodies: Vec::new(),
+            at_tail: true,
+            before_tail: BTreeSet::new(),
+            unnamed_before_tail: false,
+            scripts: Vec::new(),
+            named_words: BTreeSet::new(),
         }
     }
 
-    /// A path as written in the line: named when it is a literal.
+    /// A path as written in the line, edited in place: named when it is a literal.
     fn path(&mut self, word: &str) {
         let key = self.key(word);
-        self.record(key);
+        self.record(key, false);
     }
 
-    fn record(&mut self, key: Key) {
+    /// A write to files the line does not name.
+    fn unnamed_write(&mut self) {
+        self.unnamed = true;
+        self.unnamed_before_tail |= !self.at_tail;
+    }
+
+    /// A path written whole (it may be new).
+    fn create(&mut self, word: &str) {
+        let key = self.key(word);
+        self.record(key, true);
+    }
+
+    fn record(&mut self, key: Key, creating: bool) {
         match key {
             Key::Named(p) => {
+                if creating {
+                    self.created.insert(p.clone());
+                }
+                if !self.at_tail {
+                    self.before_tail.insert(p.clone());
+                }
                 self.paths.insert(p);
             }
-            Key::Unnamed => self.unnamed = true,
+            Key::Unnamed => self.unnamed_write(),
             Key::Device => {}
         }
     }
 
     /// Where a command sends its output: a change to the work when the text is authored,
-    /// else a capture of a program's output (an unnamed capture is dropped).
-    fn output(&mut self, word: &str) {
+    /// else a capture of a program's output (an unnamed capture is dropped). The
+    /// here-document the command reads, if any, is what an authored file holds.
+    fn output(&mut self, word: &str, heredoc: Option<&str>) {
         if self.authored {
-            return self.path(word);
+            if let (Some(body), Key::Named(p)) = (heredoc, self.key(word)) {
+                self.bodies.push((p, body.to_string()));
+            }
+            return self.create(word);
         }
         if let Key::Named(p) = self.key(word) {
             self.captures.insert(p);
         }
     }
 
-    /// A literal path, made relative to the run's directory when it lies under it.
+    /// A literal path inline code writes, made relative to the run's directory when it
+    /// lies under it.
     fn named(&mut self, path: &str) {
         let key = self.key_of_literal(path);
-        self.record(key);
+        self.record(key, true);
+    }
+
+    /// Notes the words of a command that look like paths (`src/a.py`, `setup.cfg`).
+    fn note_words(&mut self, words: &[String]) {
+        for word in words {
+            if let Some(p) = literal(word).filter(|p| looks_like_path(p)) {
+                if let Key::Named(key) = self.key_of_literal(&p) {
+                    self.named_words.insert(key);
+                }
+            }
+        }
     }
 
     fn key(&self, word: &str) -> Key {
@@ -149,9 +239,24 @@ impl<'a> Walk<'a> {
         let words = cmd.effective();
         let program = words.first().map(|w| base_name(w));
         self.authored &= cmd.only_moves_text();
+        self.note_words(words);
+        // A here-document's body as recorded ends with its terminator line, unless no
+        // terminator closed it.
+        let heredoc = cmd
+            .redirects
+            .iter()
+            .find(|r| r.op.starts_with("<<") && r.op != "<<<")
+            .and_then(|r| {
+                let body = r.body.as_deref()?;
+                Some(match body.rsplit_once('\n') {
+                    Some((text, _)) if !r.open => text,
+                    _ if !r.open => "",
+                    _ => body,
+                })
+            });
         for r in cmd.redirects.iter().filter(|r| r.is_output()) {
             if !r.target.is_empty() && !r.is_discarded() {
-                self.output(&r.target);
+                self.output(&r.target, heredoc);
             }
         }
         let Some(program) = program else {
@@ -162,25 +267,69 @@ impl<'a> Walk<'a> {
             "cd" => self.cd(args),
             "tee" => {
                 for file in operands(args, &[]) {
-                    self.output(file);
+                    self.output(file, heredoc);
                 }
             }
             "sed" if in_place(args) => self.paths(sed_files(args)),
             "perl" | "ruby" if in_place(args) => self.paths(script_files(args)),
             "patch" => self.patch(args),
             "git" => self.git(args),
-            "mv" | "rm" | "touch" | "unlink" | "shred" => self.paths(operands(args, &["-t"])),
+            "mv" => self.moved(args),
+            "touch" => {
+                for file in operands(args, &["-t", "-d", "-r"]) {
+                    self.create(file);
+                }
+            }
+            "rm" | "unlink" | "shred" => self.paths(operands(args, &[])),
             "truncate" => self.paths(operands(args, &["-s", "--size", "-r"])),
             "cp" => self.copy(args),
             "dd" => {
                 for of in args.iter().filter_map(|a| a.strip_prefix("of=")) {
-                    self.path(of);
+                    self.create(of);
                 }
             }
             "find" => self.find(args, depth),
-            "bash" | "sh" | "zsh" | "dash" => self.shell_body(args, depth),
-            p if is_interpreter(p) => self.interpreter(p, cmd, args),
+            "bash" | "sh" | "zsh" | "dash" => self.shell(args, depth, heredoc.is_some()),
+            p if is_interpreter(p) => self.interpreter_or_script(p, cmd, args),
+            _ if words[0].contains('/') => self.script(ScriptKind::ByShebang, words.first()),
             _ => {}
+        }
+    }
+
+    /// `bash -c '...'` is walked as a line; `bash x.sh` runs a script by name.
+    fn shell(&mut self, args: &[String], depth: u8, fed_heredoc: bool) {
+        if !self.shell_body(args, depth) && !fed_heredoc {
+            self.script(ScriptKind::Shell, operands(args, &["-o", "-O"]).next());
+        }
+    }
+
+    /// Inline code is read for what it writes; otherwise the interpreter runs a script.
+    fn interpreter_or_script(&mut self, program: &str, cmd: &Command, args: &[String]) {
+        if !self.interpreter(program, cmd, args) {
+            self.script(ScriptKind::Code, script_operand(program, args));
+        }
+    }
+
+    /// A script the command runs by name: a later look-up may read what it writes.
+    fn script(&mut self, kind: ScriptKind, word: Option<&String>) {
+        let Some(path) = word.and_then(|w| literal(w)) else {
+            return;
+        };
+        if let Key::Named(path) = self.key_of_literal(&path) {
+            self.scripts.push(ScriptRun {
+                path,
+                kind,
+                tail: self.at_tail,
+            });
+        }
+    }
+
+    /// `mv a b c dir`: the destination is written whole, the sources go.
+    fn moved(&mut self, args: &[String]) {
+        let files: Vec<&String> = operands(args, &["-t"]).collect();
+        if let Some((dest, sources)) = files.split_last() {
+            self.paths(sources.iter().copied());
+            self.create(dest);
         }
     }
 
@@ -226,7 +375,9 @@ impl<'a> Walk<'a> {
             self.path(first);
             named = true;
         }
-        self.unnamed |= !named;
+        if !named {
+            self.unnamed_write();
+        }
     }
 
     fn git(&mut self, args: &[String]) {
@@ -248,20 +399,41 @@ impl<'a> Walk<'a> {
                     .iter()
                     .any(|f| has(f)) =>
             {
-                self.unnamed = true
+                self.unnamed_write()
             }
-            "am" | "cherry-pick" | "revert" | "merge" | "rebase" | "pull" => self.unnamed = true,
+            "am" | "cherry-pick" | "revert" | "merge" | "rebase" | "pull" => self.unnamed_write(),
             "checkout" | "switch" => match sub_args.iter().position(|a| a == "--") {
                 Some(i) => self.paths(&sub_args[i + 1..]),
                 None if has("-b") || has("-B") || has("-c") => {}
-                None => self.unnamed = true,
+                None => {
+                    // `git checkout src/a.py` restores the file; `git checkout main`
+                    // switches the tree. A word shaped like a path names a file.
+                    let ops: Vec<&String> = operands(&sub_args, &[]).collect();
+                    let files: Vec<&String> = ops
+                        .iter()
+                        .copied()
+                        .filter(|w| literal(w).is_some_and(|p| looks_like_path(&p)))
+                        .collect();
+                    if files.is_empty() || sub == "switch" {
+                        self.unnamed_write();
+                    } else {
+                        self.paths(files);
+                    }
+                }
             },
             "restore" if !has("--staged") || has("--worktree") || has("-W") => {
                 self.paths(operands(&sub_args, &["-s", "--source"]))
             }
-            "reset" if has("--hard") => self.unnamed = true,
-            "stash" if sub_args.first().is_some_and(|s| s == "pop" || s == "apply") => {
-                self.unnamed = true
+            "reset" if has("--hard") => self.unnamed_write(),
+            // `git stash` takes the run's changes out of the tree, `pop` puts them back:
+            // either way the code under the next check differs.
+            "stash"
+                if sub_args.first().is_none_or(|s| {
+                    ["pop", "apply", "push", "save", "-u", "--include-untracked"]
+                        .contains(&s.as_str())
+                }) =>
+            {
+                self.unnamed_write()
             }
             "mv" => self.paths(operands(&sub_args, &[])),
             "rm" if !has("--cached") => self.paths(operands(&sub_args, &[])),
@@ -274,20 +446,20 @@ impl<'a> Walk<'a> {
         while let Some(a) = it.next() {
             if a == "-t" || a == "--target-directory" {
                 if let Some(dir) = it.next() {
-                    self.path(dir);
+                    self.create(dir);
                 }
                 return;
             }
         }
         if let Some(dest) = operands(args, &[]).last() {
-            self.path(dest);
+            self.create(dest);
         }
     }
 
     /// `find -delete`, and `find -exec CMD {} ;` where CMD writes: the files are unnamed.
     fn find(&mut self, args: &[String], depth: u8) {
         if args.iter().any(|a| a == "-delete") {
-            self.unnamed = true;
+            self.unnamed_write();
         }
         let mut rest = args;
         while let Some(i) = rest.iter().position(|a| a == "-exec" || a == "-execdir") {
@@ -301,29 +473,31 @@ impl<'a> Walk<'a> {
             };
             let mut probe = Walk::new(self.cwd, self.dir.clone());
             probe.command(&inner, depth.saturating_add(1));
-            self.unnamed |= probe.unnamed || !probe.paths.is_empty();
+            if probe.unnamed || !probe.paths.is_empty() {
+                self.unnamed_write();
+            }
             rest = &rest[(end + 1).min(rest.len())..];
         }
     }
 
-    /// `bash -c '...'`: the body is a command line of its own.
-    fn shell_body(&mut self, args: &[String], depth: u8) {
-        if depth > 4 {
-            return;
-        }
+    /// `bash -c '...'`: the body is a command line of its own. Whether there was one.
+    fn shell_body(&mut self, args: &[String], depth: u8) -> bool {
         let Some(i) = args.iter().position(|a| {
             a == "-c" || (a.starts_with('-') && !a.starts_with("--") && a.ends_with('c'))
         }) else {
-            return;
+            return false;
         };
-        if let Some(body) = args.get(i + 1).map(|b| unquote(b)) {
-            self.line(&body, depth + 1);
+        if depth <= 4 {
+            if let Some(body) = args.get(i + 1).map(|b| unquote(b)) {
+                self.line(&body, depth + 1);
+            }
         }
+        true
     }
 
     /// Inline code (`python -c`, `node -e`, `perl -e`, `php -r`, or a here-document or
-    /// here-string the interpreter reads) that writes files.
-    fn interpreter(&mut self, program: &str, cmd: &Command, args: &[String]) {
+    /// here-string the interpreter reads) that writes files. Whether there was any.
+    fn interpreter(&mut self, program: &str, cmd: &Command, args: &[String]) -> bool {
         let mut code: Vec<String> = Vec::new();
         let mut it = args.iter();
         while let Some(a) = it.next() {
@@ -337,13 +511,17 @@ impl<'a> Walk<'a> {
                 .filter(|r| r.op.contains("<<"))
                 .map(|r| r.body.clone().unwrap_or_else(|| unquote(&r.target))),
         );
+        let inline = !code.is_empty();
         for text in code {
             let found = code_writes(&text);
             for p in &found.paths {
                 self.named(p);
             }
-            self.unnamed |= found.unnamed;
+            if found.unnamed {
+                self.unnamed_write();
+            }
         }
+        inline
     }
 
     fn line(&mut self, command: &str, depth: u8) {
@@ -351,13 +529,23 @@ impl<'a> Walk<'a> {
     }
 
     fn pipelines(&mut self, list: &[Pipeline], depth: u8) {
-        for pipeline in list {
+        let outer_tail = self.at_tail;
+        // A trailing pipeline of bare redirections (`x & 2>&1`) runs nothing: the line's
+        // status is the last pipeline that names a command.
+        let last = list
+            .iter()
+            .rposition(|p| p.commands.iter().any(|c| !c.words.is_empty()))
+            .unwrap_or(list.len().saturating_sub(1));
+        for (i, pipeline) in list.iter().enumerate() {
             // Each pipeline starts with no text yet: its first command produces it.
             self.authored = true;
-            for cmd in &pipeline.commands {
+            for (j, cmd) in pipeline.commands.iter().enumerate() {
+                // In a pipe every stage runs; the line's status is its last stage's.
+                self.at_tail = outer_tail && i >= last && j + 1 == pipeline.commands.len();
                 self.command(cmd, depth);
             }
         }
+        self.at_tail = outer_tail;
     }
 }
 
@@ -481,6 +669,27 @@ pub fn writes(command: &str, cwd: Option<&str>) -> Option<Writes> {
 }
 
 pub(super) fn writes_in(list: &[Pipeline], cwd: Option<&str>) -> Option<Writes> {
+    read_line(list, cwd).writes
+}
+
+/// Whether one command, alone, writes files (`perl -pi ...`, `cat > f <<EOF`, a
+/// here-document of Python that opens a file for writing): a writer, not a check. Output
+/// a program sends to a file is a capture, not a write.
+pub(super) fn command_writes(cmd: &Command) -> bool {
+    let mut walk = Walk::new(None, Dir::Run);
+    walk.command(cmd, 0);
+    !walk.paths.is_empty() || walk.unnamed
+}
+
+/// What one walk of a line finds: its writes, the scripts it runs by name and the words
+/// that look like paths.
+pub(super) struct Line {
+    pub writes: Option<Writes>,
+    pub scripts: Vec<ScriptRun>,
+    pub named: Vec<String>,
+}
+
+pub(super) fn read_line(list: &[Pipeline], cwd: Option<&str>) -> Line {
     let mut walk = Walk::new(cwd, Dir::Run);
     walk.pipelines(list, 0);
     let captures: Vec<String> = walk
@@ -488,11 +697,20 @@ pub(super) fn writes_in(list: &[Pipeline], cwd: Option<&str>) -> Option<Writes> 
         .into_iter()
         .filter(|c| !walk.paths.contains(c))
         .collect();
-    (!walk.paths.is_empty() || walk.unnamed || !captures.is_empty()).then(|| Writes {
+    let writes = (!walk.paths.is_empty() || walk.unnamed || !captures.is_empty()).then(|| Writes {
+        created: walk.created.into_iter().collect(),
+        kept_if_failed: walk.before_tail.into_iter().collect(),
+        unnamed_if_failed: walk.unnamed_before_tail,
+        bodies: walk.bodies,
         paths: walk.paths.into_iter().collect(),
         unnamed: walk.unnamed,
         captures,
-    })
+    });
+    Line {
+        writes,
+        scripts: walk.scripts,
+        named: walk.named_words.into_iter().collect(),
+    }
 }
 
 #[cfg(test)]

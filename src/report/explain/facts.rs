@@ -138,6 +138,8 @@ pub struct Checks {
     pub first_turn: Option<u32>,
     pub last_turn: Option<u32>,
     pub last_passed_turn: Option<u32>,
+    /// Checks that ran but said nothing readable (could not start, or no verdict).
+    pub unreadable: u64,
 }
 
 /// A recorded compaction.
@@ -159,6 +161,8 @@ pub struct Mutations {
     pub files: BTreeSet<String>,
     pub first_turn: Option<u32>,
     pub last_turn: Option<u32>,
+    /// The last write that changed the project's code, not the run's scratch.
+    pub last_code_change_turn: Option<u32>,
 }
 
 /// Everything [`read`] gathers.

@@ -185,7 +185,8 @@ pub struct Context {
 pub struct Completion {
     pub claims: Vec<Claim>,
     pub checks: Checks,
-    pub last_mutation_turn: Option<u32>,
+    /// The last write that changed the project's code (the ledger's window starts there).
+    pub last_code_change_turn: Option<u32>,
     pub ledger: LedgerReport,
     /// Why `ledger_finalization` finalized the ledger as it did, and at which turn, when
     /// that differs from the recorded status.
@@ -297,7 +298,7 @@ fn evidence(rec: Recording, run: &Run<'_>, marker: &str) -> Evidence {
         .iter()
         .find(|f| f.guard == "ledger_finalization")
         .map(firing_ref);
-    let last_mutation_turn = rec.mutations.last_turn;
+    let last_code_change_turn = rec.mutations.last_code_change_turn;
     Evidence {
         context: context(&rec, run.replay, marker),
         mutations: rec.mutations,
@@ -308,7 +309,7 @@ fn evidence(rec: Recording, run: &Run<'_>, marker: &str) -> Evidence {
         completion: Completion {
             claims: rec.claims,
             checks: rec.checks,
-            last_mutation_turn,
+            last_code_change_turn,
             ledger: run.report.ledger.clone(),
             finalized_because,
         },

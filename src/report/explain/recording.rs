@@ -155,6 +155,12 @@ impl<'a> Reader<'_, 'a> {
             m.files.extend(call.changed_paths(&raw.paths, state.cwd()));
             m.first_turn.get_or_insert(turn);
             m.last_turn = Some(turn);
+            if outcome.code_change {
+                m.last_code_change_turn = Some(turn);
+            }
+        }
+        if outcome.check.is_some_and(|r| !r.is_verdict()) {
+            self.out.checks.unreadable += 1;
         }
         if outcome.verification {
             let c = &mut self.out.checks;

@@ -342,17 +342,24 @@ fn completion(e: &Explain) -> Vec<Item> {
     items.push(match (k.first_turn, k.last_turn) {
         (Some(first), Some(last)) => line()
             .t(format!(
-                "{}, {}; {} passed{}",
+                "{}, {}; {} passed{}{}",
                 plural(k.attempts, "check", "checks"),
                 turns(first, last),
                 thousands(k.passed),
                 k.last_passed_turn
-                    .map_or(String::new(), |t| format!(", the last at turn {t}"))
+                    .map_or(String::new(), |t| format!(", the last at turn {t}")),
+                unreadable(k.unreadable)
+            ))
+            .item(),
+        _ if k.unreadable > 0 => line()
+            .t(format!(
+                "no check with a verdict; {} ran with no readable verdict",
+                plural(k.unreadable, "check", "checks")
             ))
             .item(),
         _ => line().t("no check (verification) recorded").item(),
     });
-    if let Some(m) = c.last_mutation_turn {
+    if let Some(m) = c.last_code_change_turn {
         let verdict = match k.last_passed_turn {
             Some(p) if p > m => format!("a check passed after it, at turn {p}"),
             Some(p) => format!("the last passing check was before it, at turn {p}"),
@@ -360,7 +367,7 @@ fn completion(e: &Explain) -> Vec<Item> {
         };
         items.push(
             line()
-                .t(format!("last mutation at turn {m}; {verdict}"))
+                .t(format!("last code change at turn {m}; {verdict}"))
                 .item(),
         );
     }
@@ -377,6 +384,14 @@ fn completion(e: &Explain) -> Vec<Item> {
     }
     items.push(l.item());
     items
+}
+
+/// Checks that ran but whose output carries no verdict, when there are any.
+fn unreadable(n: u64) -> String {
+    match n {
+        0 => String::new(),
+        n => format!("; {} more ran with no readable verdict", thousands(n)),
+    }
 }
 
 fn at(t: &TurnTokens) -> String {
