@@ -7,7 +7,13 @@
 //! `slug__slugify-3` (1.x shape: `str_replace_editor` stale edits, `query`, an exit step)
 //! and `acme__beacon-5` (1.x shape, a challenge solved with shell commands: a program's
 //! "No such file" wording, then a successful step whose output opens with a terminal
-//! warning and a Python warning before the flag; `replay_config` names the model).
+//! warning and a Python warning before the flag; `replay_config` names the model), and
+//! `acme__clib-4` (0.x shape, a C tool built from a vendored archive: programs' own failure
+//! wordings, apt's `E: `, tar giving up, a shell error after a file window, `make: ***`,
+//! bash's syntax errors, a traceback between other lines; beside near-misses that succeed,
+//! apt's `W: `, tar's leading-slash note, a compiler warning, `make: Nothing to be done`, a
+//! window whose file text holds failure wordings, a Python `UserWarning:`; and a reply with
+//! no command, an empty action).
 
 mod common;
 
@@ -25,6 +31,7 @@ const LOOPING: &str = "acme__calc-7.traj";
 const HEALTHY: &str = "acme__semver-12.traj";
 const V1: &str = "slug__slugify-3.traj";
 const WARNED: &str = "acme__beacon-5.traj";
+const WORDED: &str = "acme__clib-4.traj";
 
 fn fixture(name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join(DIR).join(name)
@@ -93,7 +100,7 @@ fn firings(run: &LoadedRun) -> Vec<(String, String)> {
 
 #[test]
 fn detects_trajectories_by_structure() {
-    for name in [LOOPING, HEALTHY, V1, WARNED] {
+    for name in [LOOPING, HEALTHY, V1, WARNED, WORDED] {
         assert_eq!(
             detect(&fixture(name)),
             Some(InputFormat::SweAgent),
@@ -316,6 +323,101 @@ fn a_warning_line_is_no_failure_and_a_programs_missing_file_is() {
     );
 }
 
+/// Programs' own failure wordings are failures wherever they stand in the observation:
+/// apt's `E: `, tar giving up, a shell error after a file window, `make: ***`, bash's syntax
+/// errors, a traceback between other lines. Their near-misses succeed: apt's `W: `, tar's
+/// leading-slash note, a compiler warning, `make: Nothing to be done`, a window whose file
+/// text holds the same wordings, a `not found` and a `UserWarning:` between other lines.
+#[test]
+fn programs_failure_wordings_anywhere_and_their_near_misses() {
+    let run = load(WORDED);
+    let calls = normalized(&run);
+    let outcomes: Vec<(bool, Option<ErrorClass>)> =
+        calls.iter().map(|c| (c.success, c.class)).collect();
+    let (ok, failed) = ((true, None), (false, Some(ErrorClass::Failed)));
+    assert_eq!(
+        outcomes,
+        [
+            ok,     // ls
+            failed, // apt: `E: Unable to locate package`
+            ok,     // apt: `W: ... failed to download`
+            failed, // tar: `Error is not recoverable`
+            ok,     // tar: `Removing leading '/'`
+            failed, // a file window, then `/bin/bash: line 1: cclint: command not found`
+            ok,     // a file window whose text holds `E: `, `make: ***`, `fatal:`
+            failed, // `make: *** [Makefile:4: app] Error 1`
+            ok,     // a compiler `warning:`
+            ok,     // `make: Nothing to be done`
+            failed, // bash: `unexpected EOF`, `syntax error: unexpected end of file`
+            failed, // a traceback between `ls` output and `done`
+            ok,     // `header foo.h not found, using ...` mid-output, a `UserWarning:`
+            ok,     // submit
+        ]
+    );
+    // What the importer recorded, before normalization.
+    let recorded: Vec<Option<String>> = run
+        .events
+        .iter()
+        .filter_map(|e| match &e.kind {
+            EventKind::ToolResult(r) => Some(r.error_class.clone()),
+            _ => None,
+        })
+        .collect();
+    let failed_at = [1, 3, 5, 7, 10, 11];
+    for (i, class) in recorded.iter().enumerate() {
+        let want = failed_at.contains(&i).then(|| "tool_failed".to_string());
+        assert_eq!(class, &want, "call {i}");
+    }
+}
+
+/// An empty action beside a model `response` is the model replying with no command: a
+/// model call with its share of the usage, no tool call. With no response, or a harness
+/// exit, the step is no model call.
+#[test]
+fn an_empty_action_with_a_reply_is_a_model_call_without_a_tool_call() {
+    let run = load(WORDED);
+    let (turns, with_usage, sent, received) = usage(&run);
+    assert_eq!((turns, with_usage), (15, 15));
+    assert_eq!((sent, received), (61877, 1342));
+    assert_eq!(normalized(&run).len(), 14);
+    // Turn 12 is the reply: a request, no call, no result.
+    let at_12: Vec<&EventKind> = run
+        .events
+        .iter()
+        .filter(|e| e.at.turn == 12)
+        .map(|e| &e.kind)
+        .collect();
+    assert!(matches!(at_12.as_slice(), [EventKind::ModelRequest(r)] if r.usage.is_some()));
+    // Its text is in the history the next request carries.
+    let next = run.frames.iter().find(|f| f.turn == 13).expect("frame 13");
+    assert!(next
+        .messages
+        .iter()
+        .any(|m| m.content.contains("linked statically")));
+    // One assistant message per reply in `history`: the prompt sizes come from it, so later
+    // calls carry more than earlier ones.
+    let prompts: Vec<u64> = run
+        .events
+        .iter()
+        .filter_map(|e| e.kind.usage().map(|u| u.prompt()))
+        .collect();
+    assert!(prompts.windows(2).all(|w| w[0] < w[1]), "{prompts:?}");
+
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("quiet.traj");
+    let doc = serde_json::json!({"environment": "x", "trajectory": [
+        {"action": "ls\n", "observation": "a.py\n", "response": "ls", "thought": ""},
+        {"action": "", "observation": "", "response": "Let me think first.", "thought": ""},
+        {"action": "  \n", "observation": "", "response": "", "thought": ""},
+        {"action": "exit_cost", "observation": "Exited", "response": "exit_cost", "thought": ""},
+    ], "history": [], "info": {"model_stats": {"tokens_sent": 90, "tokens_received": 30}}});
+    std::fs::write(&path, doc.to_string()).unwrap();
+    let run = import(&path, "quiet", InputFormat::SweAgent, Policy::Strict).unwrap();
+    assert_eq!(usage(&run), (2, 2, 90, 30));
+    assert_eq!(normalized(&run).len(), 1);
+    assert_eq!(run.stats.records, 4);
+}
+
 /// Per-call usage is the run's recorded totals spread over the calls: marked as such, with
 /// the recorded cost spread the same way and the model `replay_config` names.
 #[test]
@@ -522,6 +624,7 @@ fn cli_replays_the_fixtures_strictly() {
         [
             "acme__beacon-5",
             "acme__calc-7",
+            "acme__clib-4",
             "acme__semver-12",
             "slug__slugify-3"
         ]

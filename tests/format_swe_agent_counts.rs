@@ -5,17 +5,22 @@
 //!
 //! How each figure is counted from a trajectory:
 //!
-//! - **Turns**: the `trajectory` steps whose `action`, trimmed, is a command the model
-//!   chose: not empty, and not a harness exit (a single word `exit_...`, such as
-//!   `exit_cost`), which SWE-agent writes itself when it ends a run.
-//! - **Calls**: one per such step: SWE-agent runs one action per model call.
+//! - **Turns**: the `trajectory` steps the model answered: those whose `action`, trimmed,
+//!   is not a harness exit (a single word `exit_...`, such as `exit_cost`, which SWE-agent
+//!   writes itself when it ends a run), and is not empty, or is empty beside a non-empty
+//!   `response` (a reply with no command).
+//! - **Calls**: one per such step with a non-empty action: SWE-agent runs one action per
+//!   model call.
 //! - **Failures**: SWE-agent records no exit code or step status, so this count reads the
 //!   observation the way a person would, written apart from hindsight's rules: drop lines
-//!   that are empty, start with `Warning:` or hold a `SomethingWarning:` label; then a step
-//!   failed when its first remaining line opens with a traceback header or one of the
-//!   harness's own rejections (the edit linter's "Your proposed edit has introduced new
-//!   syntax error", `str_replace_editor`'s "No replacement was performed"), or reads
-//!   `<program>: <operand>: No such file...`.
+//!   that are empty, start with `Warning:` or `W: ` or hold a `SomethingWarning:` label,
+//!   and the file text of a `[File: ...]` window (its `N:` lines and `(N more lines ...)`);
+//!   then a step failed when its first remaining line opens with one of the harness's own
+//!   rejections (the edit linter's "Your proposed edit has introduced new syntax error",
+//!   `str_replace_editor`'s "No replacement was performed"), or reads `<program>:
+//!   <operand>: No such file...`; or when any remaining line opens with a traceback header,
+//!   apt's `E: `, `make: *** `, `tar: Error is not recoverable`, or is a shell's own
+//!   message (`bash: `, `/bin/bash: `) of a syntax error or a command not found.
 //! - **Tokens**: only the run's totals are recorded (`info.model_stats`): every turn's
 //!   share is a spread of them, so the sum over the turns must be `tokens_sent` (all fresh
 //!   input: SWE-agent counts no cache) and `tokens_received` (output), each share marked as
@@ -40,7 +45,7 @@ fn dir() -> PathBuf {
 /// Every trajectory of the fixture folder, by run id.
 fn trajectories() -> Vec<(String, PathBuf)> {
     let out = common::fixture_files(DIR, ".traj");
-    assert_eq!(out.len(), 4, "{out:?}");
+    assert_eq!(out.len(), 5, "{out:?}");
     out
 }
 
@@ -76,16 +81,35 @@ fn warning(line: &str) -> bool {
             .any(|label| label.len() > 7 && label.ends_with("Warning") && !label.contains(' '))
 }
 
+/// A line of a file window's text: `12:...`, `(3 more lines above)`.
+fn window_text(line: &str) -> bool {
+    let numbered = line
+        .split(':')
+        .next()
+        .is_some_and(|n| !n.is_empty() && n.chars().all(|c| c.is_ascii_digit()));
+    numbered || (line.starts_with('(') && line.contains(" more lines "))
+}
+
 fn failed(observation: &str) -> bool {
-    let Some(first) = observation
-        .lines()
-        .map(str::trim)
-        .find(|l| !l.is_empty() && !warning(l))
-    else {
+    let mut in_window = false;
+    let mut lines = Vec::new();
+    for line in observation.lines().map(str::trim) {
+        if line.starts_with("[File: ") {
+            in_window = true;
+            continue;
+        }
+        if in_window && window_text(line) {
+            continue;
+        }
+        in_window = false;
+        if !line.is_empty() && !warning(line) && !line.starts_with("W: ") {
+            lines.push(line);
+        }
+    }
+    let Some(first) = lines.first() else {
         return false;
     };
     let openings = [
-        "Traceback (most recent call last)",
         "Your proposed edit has introduced new syntax error",
         "No replacement was performed",
     ];
@@ -94,7 +118,17 @@ fn failed(observation: &str) -> bool {
     }
     // `<program>: <operand>: No such file...`
     let parts: Vec<&str> = first.splitn(3, ": ").collect();
-    parts.len() == 3 && !parts[0].contains(' ') && parts[2].starts_with("No such file")
+    if parts.len() == 3 && !parts[0].contains(' ') && parts[2].starts_with("No such file") {
+        return true;
+    }
+    lines.iter().any(|line| {
+        let shell = line.starts_with("bash: ") || line.starts_with("/bin/bash: ");
+        line.starts_with("Traceback (most recent call last)")
+            || line.starts_with("E: ")
+            || line.starts_with("make: *** ")
+            || line.starts_with("tar: Error is not recoverable")
+            || (shell && (line.contains(": syntax error") || line.ends_with(": command not found")))
+    })
 }
 
 fn counts(path: &Path) -> Counts {
@@ -102,10 +136,14 @@ fn counts(path: &Path) -> Counts {
     let mut c = Counts::default();
     for step in doc["trajectory"].as_array().expect("trajectory") {
         let action = step["action"].as_str().unwrap_or("").trim();
-        if action.is_empty() || harness_exit(action) {
+        let response = step["response"].as_str().unwrap_or("").trim();
+        if harness_exit(action) || (action.is_empty() && response.is_empty()) {
             continue;
         }
         c.turns += 1;
+        if action.is_empty() {
+            continue;
+        }
         c.calls += 1;
         if failed(step["observation"].as_str().unwrap_or("")) {
             c.failures += 1;
@@ -189,6 +227,10 @@ fn the_fixtures_hold_what_they_were_written_for() {
     let warned = of("acme__beacon-5");
     assert_eq!((warned.turns, warned.failures), (5, 1));
     assert!(warned.cost_usd > 0.0);
+    // Six programs' failures, anywhere in their output; a reply with no command is a turn
+    // and no call.
+    let worded = of("acme__clib-4");
+    assert_eq!((worded.turns, worded.calls, worded.failures), (15, 14, 6));
 }
 
 #[test]

@@ -17,17 +17,22 @@
 //!   an empty file; `submit` completes; `str_replace_editor <command> <path> --old_str ...`
 //!   (1.x) maps by its command, flags renamed to `old_string`, `new_string`, `content`,
 //!   `insert_line`; anything else is a `shell` call with the whole action as `command`.
-//!   Steps whose action is empty or a harness exit (`exit_cost`, `exit_context`, ...) are
-//!   no model call: no turn, no call.
+//!   A step whose action is empty but whose `response` is not is the model replying with
+//!   no command: a turn (a model call, with its share of the usage) and no tool call.
+//!   Harness exits (`exit_cost`, `exit_context`, ...), and empty actions with no response,
+//!   are no model call: no turn, no call.
 //! - the open file: a string `state` (0.x) is the state shown with the step's prompt, an
 //!   object `state` (1.x) the state after it; without either, `open`/`create` set it.
 //! - results: no exit code or step status is recorded, so the observation decides
-//!   (`wording`): warning lines (`Warning:`, a Python warning category) and lone markup
-//!   tags aside, an observation whose first line is a file window or listing header
-//!   (`VIEWS`) succeeded; otherwise its first and last lines are matched against anchored
-//!   rules (`RULES`: a phrase at a line's start, as the message after a `<program>: ` label,
-//!   at its end, as its label, or as a whole word; first rule wins), and a match is a
-//!   failure of that class. The 0.x edit linter's rejection ("Your proposed edit has
+//!   (`wording`): a 0.x file window's body (numbered file lines), warning lines
+//!   (`Warning:`, a Python warning category, apt's `W: `) and lone markup tags aside, an
+//!   observation whose first line opens a listing, search result, 1.x view or diff
+//!   (`VIEWS`) succeeded; otherwise every line is matched against anchored rules (`RULES`:
+//!   a phrase at a line's start, as the message after a `<program>: ` label or of a named
+//!   program, as apt's `E: `, at its end, as its label, or as a whole word; first rule wins;
+//!   edge rules only on the first and last lines), and a match is a failure of that class.
+//!   Commands print wherever they run: after a window, between other output. The 0.x edit
+//!   linter's rejection ("Your proposed edit has
 //!   introduced new syntax error(s)": the edit was not applied) is `tool_failed`, not a stale
 //!   edit: the target range was valid, the new text was not.
 //! - usage: per-call tokens are not recorded, only `info.model_stats` totals. They are
@@ -211,7 +216,7 @@ pub fn import(path: &Path, policy: Policy, limits: &Limits) -> Result<LoadedRun,
     let calls: Vec<&Map<String, Value>> = steps
         .iter()
         .copied()
-        .filter(|s| action::is_model_call(&text(s, "action")))
+        .filter(|s| action::is_model_call(&text(s, "action"), &text(s, "response")))
         .collect();
 
     let history = usage::history_of(doc.get("history"));
@@ -250,7 +255,8 @@ pub fn import(path: &Path, policy: Policy, limits: &Limits) -> Result<LoadedRun,
         if !after {
             open = open_file.clone().or(open);
         }
-        if !action::is_model_call(&action) {
+        let response = text(step, "response");
+        if !action::is_model_call(&action, &response) {
             continue;
         }
         let (usage, cost_usd) = requests.get(calls_seen).copied().unwrap_or_default();
@@ -263,7 +269,19 @@ pub fn import(path: &Path, policy: Policy, limits: &Limits) -> Result<LoadedRun,
             },
         );
         calls_seen += 1;
-        b.message("assistant", &text(step, "response"), None);
+        b.message("assistant", &response, None);
+        let observation = text(step, "observation");
+        if !action::is_tool_call(&action) {
+            // A reply with no command: a model call and no tool call. What the harness
+            // showed next, if anything, joins the history.
+            if !observation.trim().is_empty() {
+                b.message("user", &observation, None);
+            }
+            if after {
+                open = open_file.or(open);
+            }
+            continue;
+        }
         let key = action::command_key(&action);
         let known = TOOLS.iter().any(|(word, _)| *word == key);
         let tool = if known {
@@ -274,7 +292,6 @@ pub fn import(path: &Path, policy: Policy, limits: &Limits) -> Result<LoadedRun,
         let args = action::arguments(if known { &key } else { "" }, &action, open.as_deref());
         let id = format!("step-{}", b.turn());
         b.call("main", &id, tool, args);
-        let observation = text(step, "observation");
         let class = wording::failure(&observation);
         b.result("main", &id, class.is_none(), &observation, class);
         match after {

@@ -102,8 +102,15 @@ pub fn arguments(key: &str, action: &str, open_file: Option<&str>) -> Map<String
     args
 }
 
-/// An action the model chose; empty actions and `exit_*` are the harness ending the run.
-pub fn is_model_call(action: &str) -> bool {
+/// A step the model answered: a tool call, or an empty action beside a non-empty
+/// `response` (the model replied with no command). A harness exit (`exit_*`) is the harness
+/// ending the run, and an empty action with no response records no reply.
+pub fn is_model_call(action: &str, response: &str) -> bool {
+    is_tool_call(action) || (action.trim().is_empty() && !response.trim().is_empty())
+}
+
+/// An action the model chose to run: not empty, and no harness exit (`exit_*`).
+pub fn is_tool_call(action: &str) -> bool {
     let a = action.trim();
     let exit = a
         .strip_prefix("exit_")

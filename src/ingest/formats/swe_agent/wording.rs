@@ -5,19 +5,26 @@
 //! 1.x's diff), `execution_time`, `query` and `extra_info`, and the only status is the run's
 //! `info.exit_status`. So the observation's wording decides, read with anchored rules: a
 //! phrase counts only where a failure message puts it (the start of a line, the message
-//! after a `<program>: <operand>: ` label, the end of a line, or a line's own label), so the
-//! same words inside other text do not trip it.
+//! after a `<program>: <operand>: ` label, the message of a named program such as a shell,
+//! `make` or `tar`, apt's `E: ` severity letter, the end of a line, or a line's own label),
+//! so the same words inside other text do not trip it.
 //!
-//! Only the first and last lines that carry a message are judged. Warning lines are not:
-//! a line labelled `Warning:`, `warning:` or with a Python warning category
-//! (`UserWarning:`, also after a `file.py:12:` location) says the command went on, as do
-//! lone markup tags (`<warning>`). An observation whose first judged line opens a file
-//! window, a listing or a diff ([`VIEWS`]) succeeded.
+//! Every line is judged, wherever it stands: 0.x runs the whole action in one shell, so a
+//! failing command may print between other output, or after a file window. Set aside are
+//! lines that carry no verdict: a 0.x file window's body (file text: `[File: ...]`, then
+//! `(N more lines above)`, lines numbered `N:` with consecutive numbers, `(N more lines
+//! below)`; it ends at the first line of another shape), warnings (`warning:`,
+//! `UserWarning:`, apt's `W: `: the command went on) and lone markup tags (`<warning>`). A
+//! listing, search result, 1.x view or diff ([`VIEWS`]) has no line shape to tell its body
+//! from messages, so an observation that opens with one succeeded. *Edge* rules match only
+//! the first and the last judged line: their words (`not found`, `failed`, a log's `ERROR:`)
+//! are common in output that goes on, and a failure's last word ends the output.
 
-/// First lines of observations that show a file window, a listing or a diff: successes
-/// whose body (file text) is not read for errors.
-pub const VIEWS: [&str; 8] = [
-    "[File: ",
+/// First lines of observations that show a listing, a search result, a 1.x file view or a
+/// diff: successes whose body (file text, matches) is not read for errors. 0.x's file
+/// window (`[File: `) is not among them: its body has a shape (`Window`), and what a
+/// command prints after it is read.
+pub const VIEWS: [&str; 7] = [
     "Here's the result of running `cat -n`",
     "Here's the files and directories",
     "The file ",
@@ -27,40 +34,70 @@ pub const VIEWS: [&str; 8] = [
     "diff --git",
 ];
 
-/// Where in a line a rule's phrase must stand (compared case-insensitively).
+/// Where in a line a rule's phrase must stand (compared case-insensitively, unless said).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum At {
-    /// At the start of the first judged line; a `*` in the phrase stands for any text, so a
-    /// message may run over several lines (a multi-line `old_str`).
+    /// At the start of a line; a `*` in the phrase stands for any text, so a message may
+    /// run over several lines (a multi-line `old_str`).
     Start,
     /// At the start of a line's message: the line's start, or right after a `: ` that ends
     /// a `<program>:` or `<operand>:` label, after an optional `[Errno N] ` code
     /// (`ls: cannot access 'x': No such file or directory`, `python: can't open file 'x':
     /// [Errno 2] No such file or directory`).
     Said,
+    /// As the message of one of these programs: the line's first label (before its first
+    /// `: `) names the program, as a path's last part and without an `[N]` or ` (child)`
+    /// suffix (`/bin/bash`, `make[1]`, `tar (child)`), and the phrase opens the message
+    /// after it or after a further `<operand>: ` label (`/bin/bash: -c: line 1: `).
+    Of(&'static [&'static str]),
+    /// As the line's one-letter severity label, in this case (apt's `E: `), followed by a
+    /// message that starts with a letter (`E: Unable to ...`, not `E: 2.5`).
+    Severity,
     /// At the end of a line, trailing `.` and `!` aside.
     End,
     /// As the line's label: the word before its first `:` once locations (`x.c:3:5:`) are
     /// passed. The phrase `Error` stands for any error or exception name (`Error`,
     /// `error`, `ValueError`, `subprocess.CalledProcessError`, `_curses.error`, a bare
-    /// `AssertionError` line).
+    /// `AssertionError` line) but a log's upper-case `ERROR`, which the phrase `ERROR`
+    /// (in that case) stands for.
     Label,
     /// As a whole word anywhere in the line.
     Word,
 }
 
-/// One wording: where its phrase stands, the phrase, the error class it gives.
+/// One wording: where its phrase stands, the phrase, the error class it gives, and whether
+/// it is an edge rule (matched only on the first and the last judged line).
 pub struct Rule {
     pub at: At,
     pub phrase: &'static str,
     pub class: &'static str,
+    pub edge: bool,
 }
 
+/// A rule matched on every judged line.
 const fn rule(at: At, phrase: &'static str, class: &'static str) -> Rule {
-    Rule { at, phrase, class }
+    Rule {
+        at,
+        phrase,
+        class,
+        edge: false,
+    }
 }
 
-/// The failure wordings, first match wins (over the first and the last judged line).
+/// A rule matched only on the first and the last judged line.
+const fn edge(at: At, phrase: &'static str, class: &'static str) -> Rule {
+    Rule {
+        at,
+        phrase,
+        class,
+        edge: true,
+    }
+}
+
+/// Shells, as they label their own messages (`/bin/bash: line 3: `, `sh: 1: `).
+const SHELLS: &[&str] = &["bash", "sh", "dash", "zsh"];
+
+/// The failure wordings, first match wins (over all judged lines).
 pub const RULES: &[Rule] = &[
     // The harness's own tools (0.x and 1.x bundles).
     rule(
@@ -89,27 +126,46 @@ pub const RULES: &[Rule] = &[
         "The parent directory * does not exist",
         "not_found",
     ),
-    rule(At::End, "does not exist", "not_found"),
+    edge(At::End, "does not exist", "not_found"),
     rule(At::Said, "command not found", "tool_failed"),
-    rule(At::End, "not found", "not_found"),
+    // dash's `sh: 1: foo: not found`.
+    rule(At::Of(SHELLS), "not found", "not_found"),
+    edge(At::End, "not found", "not_found"),
     // Refusals, errors and crashes.
     rule(At::Start, "No file open", "tool_failed"),
-    rule(At::Start, "Usage: ", "tool_failed"),
+    edge(At::Start, "Usage: ", "tool_failed"),
     rule(
         At::Start,
         "Traceback (most recent call last)",
         "tool_failed",
     ),
     rule(At::Label, "Error", "tool_failed"),
+    edge(At::Label, "ERROR", "tool_failed"),
     rule(At::Label, "fatal", "tool_failed"),
     rule(At::Said, "Permission denied", "tool_failed"),
     rule(At::Said, "File exists", "tool_failed"),
+    // Programs' own failure wordings: the shell could not parse the command, apt and dpkg
+    // stopped (`E: `), make stopped (`make: *** `), tar gave up.
+    rule(At::Of(SHELLS), "syntax error", "tool_failed"),
+    rule(
+        At::Of(SHELLS),
+        "unexpected EOF while looking for matching",
+        "tool_failed",
+    ),
+    rule(At::Severity, "E", "tool_failed"),
+    rule(At::Of(&["make", "gmake"]), "*** ", "tool_failed"),
+    rule(At::Of(&["tar"]), "Error is not recoverable", "tool_failed"),
+    rule(
+        At::Of(&["tar"]),
+        "Exiting with failure status",
+        "tool_failed",
+    ),
     rule(
         At::Start,
         "The command '* was cancelled because it took more than",
         "tool_failed",
     ),
-    rule(At::Word, "timed out", "tool_failed"),
+    edge(At::Word, "timed out", "tool_failed"),
     rule(At::Start, "File already exists", "tool_failed"),
     rule(
         At::Start,
@@ -117,71 +173,178 @@ pub const RULES: &[Rule] = &[
         "tool_failed",
     ),
     rule(At::Start, "Invalid `", "tool_failed"),
-    rule(At::Word, "failed", "tool_failed"),
+    edge(At::Word, "failed", "tool_failed"),
 ];
 
-/// Text searched from the first judged line on, for phrases that span lines.
+/// Text searched from a judged line on, for phrases that span lines.
 const SPAN: usize = 8 * 1024;
+
+/// One judged line: as written, lower-cased, the lower-cased text from it on (up to
+/// [`SPAN`]), and whether it is the first or the last.
+struct Line<'a> {
+    original: &'a str,
+    lower: &'a str,
+    from_here: &'a str,
+    edge: bool,
+}
 
 /// The failure class an observation reports, `None` when it succeeded.
 pub fn failure(observation: &str) -> Option<String> {
-    let mut lines = observation
-        .lines()
-        .map(str::trim)
-        .filter(|l| !l.is_empty() && !is_warning(l) && !is_markup(l));
-    let first = lines.next()?;
+    let lines = judged(observation);
+    let first = *lines.first()?;
     if VIEWS.iter().any(|v| first.starts_with(v)) {
         return None;
     }
-    let last = lines.next_back().unwrap_or(first);
-    // `first` is a slice of `observation`: the text from it on.
-    let offset = first.as_ptr() as usize - observation.as_ptr() as usize;
-    let mut end = (offset + SPAN).min(observation.len());
-    while !observation.is_char_boundary(end) {
-        end -= 1;
-    }
-    let from_first = observation[offset..end].to_ascii_lowercase();
-    let (first_lower, last_lower) = (first.to_ascii_lowercase(), last.to_ascii_lowercase());
-    let judged = [
-        (from_first.as_str(), first, first_lower.as_str()),
-        (last_lower.as_str(), last, last_lower.as_str()),
-    ];
+    // ASCII lower-casing keeps every byte offset, so a line's slice of `observation` has
+    // the same place in `lower`.
+    let lower = observation.to_ascii_lowercase();
+    let base = observation.as_ptr() as usize;
+    let last = lines.len() - 1;
+    let lines: Vec<Line> = lines
+        .iter()
+        .enumerate()
+        .map(|(i, line)| {
+            let at = line.as_ptr() as usize - base;
+            let mut end = (at + SPAN).min(observation.len());
+            while !observation.is_char_boundary(end) {
+                end -= 1;
+            }
+            Line {
+                original: line,
+                lower: &lower[at..at + line.len()],
+                from_here: &lower[at..end],
+                edge: i == 0 || i == last,
+            }
+        })
+        .collect();
     RULES
         .iter()
         .find(|r| {
-            judged
+            let phrase = r.phrase.to_ascii_lowercase();
+            lines
                 .iter()
-                .any(|(text, original, line)| matches(r, text, original, line))
+                .any(|l| (l.edge || !r.edge) && matches(r, &phrase, l))
         })
         .map(|r| r.class.to_string())
 }
 
-/// Whether `rule` matches a judged line, given as written (`original`) and lower-cased
-/// (`line`); `text` is the lower-cased judged text from that line on (a `Start` phrase may
-/// run over several lines).
-fn matches(rule: &Rule, text: &str, original: &str, line: &str) -> bool {
-    let phrase = rule.phrase.to_ascii_lowercase();
-    match rule.at {
-        At::Start => starts_with_pattern(text, &phrase),
-        At::Said => {
-            let starts = std::iter::once(0).chain(line.match_indices(": ").map(|(i, _)| i + 2));
-            starts.into_iter().any(|at| {
-                let message = line[at..].trim_start();
-                let message = skip_errno(message);
-                message.starts_with(&phrase)
-            })
+/// The lines that carry a verdict, trimmed, in order: not empty, not in a file window's
+/// body, not a warning, not a lone markup tag.
+fn judged(observation: &str) -> Vec<&str> {
+    let mut out = Vec::new();
+    let mut window: Option<Window> = None;
+    for line in observation.lines().map(str::trim).filter(|l| !l.is_empty()) {
+        if let Some(w) = window.as_mut() {
+            if w.takes(line) {
+                continue;
+            }
+            window = None;
         }
-        At::End => line.trim_end_matches(['.', '!', ' ']).ends_with(&phrase),
-        At::Label => label(original).is_some_and(|(name, colon)| match phrase.as_str() {
-            "error" => is_error_name(name, colon),
-            _ => colon && name.eq_ignore_ascii_case(&phrase),
+        if line.starts_with("[File: ") && line.ends_with(']') {
+            window = Some(Window::Header);
+            continue;
+        }
+        if !is_warning(line) && !is_markup(line) {
+            out.push(line);
+        }
+    }
+    out
+}
+
+/// Where a 0.x file window is, as SWE-agent prints it: `[File: <path> (N lines total)]`,
+/// then `(N more lines above)` if any, the file's lines as `grep -n` numbers them (`12:`
+/// and the text), then `(N more lines below)` if any, which ends it.
+enum Window {
+    /// After the header.
+    Header,
+    /// After a numbered line: the number the next one must have.
+    Body(u64),
+    /// After `(N more lines below)`: the window is over.
+    Closed,
+}
+
+impl Window {
+    /// Whether `line` belongs to the window; moves past it.
+    fn takes(&mut self, line: &str) -> bool {
+        let number = line
+            .split_once(':')
+            .filter(|(n, _)| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
+            .and_then(|(n, _)| n.parse::<u64>().ok());
+        let marker = |which: &str| {
+            line.strip_prefix('(')
+                .and_then(|l| l.strip_suffix(which))
+                .is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
+        };
+        let (taken, next) = match (&*self, number) {
+            (Window::Closed, _) => (false, Window::Closed),
+            (Window::Header, Some(n)) => (true, Window::Body(n.saturating_add(1))),
+            (Window::Body(expected), Some(n)) if n == *expected => {
+                (true, Window::Body(n.saturating_add(1)))
+            }
+            (Window::Header, None) if marker(" more lines above)") => (true, Window::Header),
+            (Window::Header | Window::Body(_), None) if marker(" more lines below)") => {
+                (true, Window::Closed)
+            }
+            _ => (false, Window::Closed),
+        };
+        *self = next;
+        taken
+    }
+}
+
+/// Whether `rule` (its phrase lower-cased: `phrase`) matches a judged line.
+fn matches(rule: &Rule, phrase: &str, line: &Line) -> bool {
+    match rule.at {
+        At::Start => starts_with_pattern(line.from_here, phrase),
+        At::Said => messages(line.lower, true).any(|m| m.starts_with(phrase)),
+        At::Of(programs) => {
+            program(line.original)
+                .is_some_and(|p| programs.iter().any(|q| p.eq_ignore_ascii_case(q)))
+                && messages(line.lower, false).any(|m| m.starts_with(phrase))
+        }
+        At::Severity => line
+            .original
+            .strip_prefix(rule.phrase)
+            .and_then(|rest| rest.strip_prefix(": "))
+            .and_then(|message| message.chars().next())
+            .is_some_and(char::is_alphabetic),
+        At::End => line
+            .lower
+            .trim_end_matches(['.', '!', ' '])
+            .ends_with(phrase),
+        At::Label => label(line.original).is_some_and(|(name, colon)| match rule.phrase {
+            "Error" => is_error_name(name, colon) && name != "ERROR",
+            "ERROR" => colon && name == "ERROR",
+            _ => colon && name.eq_ignore_ascii_case(phrase),
         }),
-        At::Word => line.match_indices(&phrase).any(|(at, _)| {
-            let before = line[..at].chars().next_back();
-            let after = line[at + phrase.len()..].chars().next();
+        At::Word => line.lower.match_indices(phrase).any(|(at, _)| {
+            let before = line.lower[..at].chars().next_back();
+            let after = line.lower[at + phrase.len()..].chars().next();
             !before.is_some_and(is_word_char) && !after.is_some_and(is_word_char)
         }),
     }
+}
+
+/// Where a line's message may start: after each `: ` (and at the line's start, when
+/// `from_start`), leading spaces and an `[Errno N] ` code skipped.
+fn messages(line: &str, from_start: bool) -> impl Iterator<Item = &str> {
+    let start = from_start.then_some(0);
+    start
+        .into_iter()
+        .chain(line.match_indices(": ").map(|(i, _)| i + 2))
+        .map(|at| skip_errno(line[at..].trim_start()))
+}
+
+/// The program a line's first label names: the text before its first `:`, which a space
+/// must follow, as a path's last part, without an `[N]` or ` (child)` suffix.
+fn program(line: &str) -> Option<&str> {
+    let (label, _) = line.split_once(": ")?;
+    if label.contains(':') {
+        return None;
+    }
+    let name = label.rsplit('/').next().unwrap_or(label);
+    let name = name.split([' ', '[']).next().unwrap_or(name);
+    (!name.is_empty()).then_some(name)
 }
 
 /// `text` starts with `pattern`, whose `*` stands for any text.
@@ -278,8 +441,12 @@ fn is_error_name(name: &str, colon: bool) -> bool {
         || (!module.is_empty() && ["error", "exception"].contains(&last))
 }
 
-/// A warning line: its label is `warning` or a Python warning category (`UserWarning`).
+/// A warning line: its label is `warning` or a Python warning category (`UserWarning`), or
+/// apt's severity letter of a warning or a notice (`W: `, `N: `, in that case).
 fn is_warning(line: &str) -> bool {
+    if line.starts_with("W: ") || line.starts_with("N: ") {
+        return true;
+    }
     label(line).is_some_and(|(name, colon)| {
         colon && {
             let last = name.rsplit('.').next().unwrap_or(name);
@@ -392,7 +559,179 @@ mod tests {
         let timeout = "<warning>\nThe command 'sleep 99' was cancelled because it took more \
             than 60 seconds to complete.\nPlease try a different command.\n</warning>";
         assert_eq!(class(timeout), Some("tool_failed"));
-        assert_eq!(class("[File: /w/x.py (3 lines total)]\nError: x"), None);
         assert_eq!(class(""), None);
+    }
+
+    /// A 0.x window's body is file text; what the shell prints after the window is read.
+    #[test]
+    fn a_window_body_is_file_text_and_what_follows_it_is_read() {
+        let body = "[File: /w/app.py (40 lines total)]\n(10 more lines above)\n\
+            11:    raise ValueError(\"bad\")\n12:error: not a message\n13:E: Unable to x\n\
+            14:make: *** [Makefile:1: all] Error 1\n15:Traceback (most recent call last):\n\
+            (25 more lines below)\n";
+        assert_eq!(class(body), None);
+        let edited = format!(
+            "{body}File updated. Please review the changes and make sure \
+            they are correct (correct indentation, no duplicate lines, etc).\n"
+        );
+        assert_eq!(class(&edited), None);
+        // A command after `open` prints after the window.
+        let after = format!("{body}/bin/bash: line 12: cclint: command not found\n");
+        assert_eq!(class(&after), Some("tool_failed"));
+        // A window that reaches the file's end has no `below` line: it ends at the first
+        // line that does not carry the next number.
+        let to_end = "[File: /w/a.txt (2 lines total)]\n1:alpha\n2:beta\n\
+            bash: cclint: command not found\n";
+        assert_eq!(class(to_end), Some("tool_failed"));
+        let numbered_after = "[File: /w/a.txt (2 lines total)]\n1:alpha\n2:beta\n\
+            9:fatal: not a git repository\n";
+        assert_eq!(class(numbered_after), Some("tool_failed"));
+        // A header with no numbered lines is followed by messages at once.
+        assert_eq!(
+            class("[File: /w/x.py (3 lines total)]\nError: x"),
+            Some("tool_failed")
+        );
+        // 1.x views stay whole: their body has no line shape.
+        let view = "Here's the result of running `cat -n` on /w/x.py:\n     1\tE: Unable to x\n";
+        assert_eq!(class(view), None);
+    }
+
+    /// bash's (and dash's) own messages, labelled by the shell: it could not parse the
+    /// command. The same words from another program, or as plain text, are no failure.
+    #[test]
+    fn a_shell_syntax_error() {
+        for line in [
+            "/bin/bash: -c: line 1: syntax error near unexpected token `('",
+            "/bin/bash: -c: line 2: syntax error: unexpected end of file",
+            "bash: line 3: syntax error near unexpected token `fi'",
+            "/bin/sh: 1: Syntax error: \"(\" unexpected",
+            "/bin/bash: -c: line 1: unexpected EOF while looking for matching `\"'",
+        ] {
+            assert_eq!(class(line), Some("tool_failed"), "{line}");
+            assert_eq!(
+                class(&format!("a.c\n{line}\nb.c")),
+                Some("tool_failed"),
+                "{line}"
+            );
+        }
+        for line in [
+            "lint: 0 scripts with a syntax error",
+            "Syntax error handling: ok",
+            "checked 3 scripts: syntax error count 0",
+        ] {
+            assert_eq!(class(line), None, "{line}");
+        }
+    }
+
+    /// apt's `E: ` severity letter stops it; `W: ` and `N: ` lines are warnings and notices.
+    #[test]
+    fn apt_error_lines() {
+        let missing = "Reading package lists...\nBuilding dependency tree...\n\
+            Reading state information...\nE: Unable to locate package libfoo-dev\n";
+        assert_eq!(class(missing), Some("tool_failed"));
+        let lock = "E: Could not open lock file /var/lib/dpkg/lock-frontend - open (13: \
+            Permission denied)\nE: Unable to acquire the dpkg frontend lock, are you root?\n";
+        assert_eq!(class(lock), Some("tool_failed"));
+        let warned = "Hit:1 deb.example stable InRelease\nReading package lists...\n\
+            W: Some index files failed to download. They have been ignored, or old ones used \
+            instead.\n";
+        assert_eq!(class(warned), None);
+        let noted = "Reading package lists...\nN: Skipping a configured file: it has no \
+            valid name, so it failed to load\n";
+        assert_eq!(class(noted), None);
+        // A value printed as `E: <number>`, or a lower-case `e:`, is no apt message.
+        assert_eq!(class("E: 2.718281828\ndone"), None);
+        assert_eq!(class("e: unable to guess\ndone"), None);
+    }
+
+    /// make's `***` marks the error that stopped it (also a sub-make's `make[1]: ***`);
+    /// an ignored error and its other messages are no failure.
+    #[test]
+    fn make_stops() {
+        let link = "cc -o app main.o -lfoo\n/usr/bin/ld: cannot find -lfoo\n\
+            collect2: error: ld returned 1 exit status\nmake: *** [Makefile:4: app] Error 1\n";
+        assert_eq!(class(link), Some("tool_failed"));
+        let sub = "make[1]: Entering directory '/w/lib'\ncc -c util.c\n\
+            make[1]: *** [Makefile:6: util.o] Error 1\nmake[1]: Leaving directory '/w/lib'\n";
+        assert_eq!(class(sub), Some("tool_failed"));
+        let no_rule = "make: *** No rule to make target 'tset'.  Stop.";
+        assert_eq!(class(no_rule), Some("tool_failed"));
+        for output in [
+            "make: Nothing to be done for 'all'.",
+            "make: 'app' is up to date.",
+            "rm -f app *.o\nmake: [Makefile:9: clean] Error 1 (ignored)\ncleaned",
+            "make[1]: Entering directory '/w/lib'\nmake[1]: Leaving directory '/w/lib'",
+            "cc -c main.c\nmain.c:12:5: warning: unused variable 'n' [-Wunused-variable]\n\
+                cc -o app main.o",
+        ] {
+            assert_eq!(class(output), None, "{output}");
+        }
+    }
+
+    /// tar's last words when it gives up; a missing archive keeps the `not_found` class of
+    /// its `No such file` line. Its note about leading slashes is no failure.
+    #[test]
+    fn tar_gives_up() {
+        let gzip = "\ngzip: stdin: not in gzip format\ntar: Child returned status 1\n\
+            tar: Error is not recoverable: exiting now\n";
+        assert_eq!(class(gzip), Some("tool_failed"));
+        let member = "readme.txt\ntar: missing.c: Not found in archive\n\
+            tar: Exiting with failure status due to previous errors\n";
+        assert_eq!(class(member), Some("tool_failed"));
+        let missing = "vendor/\ntar (child): vendr.tgz: Cannot open: No such file or directory\n\
+            tar (child): Error is not recoverable: exiting now\n\
+            tar: Child returned status 2\ntar: Error is not recoverable: exiting now\n";
+        assert_eq!(class(missing), Some("not_found"));
+        let leading = "tar: Removing leading `/' from member names\n/w/vendor/\n/w/vendor/lib.c\n";
+        assert_eq!(class(leading), None);
+    }
+
+    /// Every judged line counts, not only the first and the last; edge rules (words common
+    /// in output that goes on) still count only there.
+    #[test]
+    fn a_failure_between_other_lines() {
+        let shell = "build/\nbash: line 2: pytest: command not found\ndone\n";
+        assert_eq!(class(shell), Some("tool_failed"));
+        let crash = "app\nTraceback (most recent call last):\n  File \"gen.py\", line 3, in \
+            <module>\nModuleNotFoundError: No module named 'yaml'\ndone\n";
+        assert_eq!(class(crash), Some("tool_failed"));
+        let compiler = "x.c: In function 'main':\nx.c:3:5: error: expected ';' before 'return'\n\
+            \x20   3 |     int x = 1\n      |              ^\n";
+        assert_eq!(class(compiler), Some("tool_failed"));
+        let missing = "a.txt\nls: cannot access 'b.txt': No such file or directory\nc.txt\n";
+        assert_eq!(class(missing), Some("not_found"));
+        let dash = "start\n/bin/sh: 1: cclint: not found\nend\n";
+        assert_eq!(class(dash), Some("not_found"));
+        for output in [
+            "checking 3 headers\nheader foo.h not found, using the bundled copy\nall ready",
+            "two runs\nrun 1: failed, retrying\nrun 2: ok\nall done",
+            "fetching\nrequest timed out, retrying\nfetched",
+            "Installing collected packages: app\nERROR: dependency conflicts were found \
+                among the installed packages\nSuccessfully installed app-0.1",
+            "python x.py --help\nUsage: x.py [-h]\n  -h  help",
+        ] {
+            assert_eq!(class(output), None, "{output}");
+        }
+        // At an edge they still count.
+        assert_eq!(
+            class("Collecting foo\nERROR: No matching distribution found for foo"),
+            Some("tool_failed")
+        );
+        assert_eq!(class("tests ran\n1 failed, 2 passed"), Some("tool_failed"));
+    }
+
+    /// Warnings go on: the lines after them decide.
+    #[test]
+    fn a_successful_step_with_a_warning() {
+        for output in [
+            "/w/gen.py:5: UserWarning: config missing, using defaults\n  \
+                warnings.warn(\"config missing\")\ngenerated 4 files",
+            "warning: adding embedded git repository: vendor/lib\ndone",
+            "W: Some index files failed to download. They have been ignored.",
+            "make: Nothing to be done for 'all'.",
+            "tar: Removing leading `/' from member names",
+        ] {
+            assert_eq!(class(output), None, "{output}");
+        }
     }
 }
