@@ -282,7 +282,11 @@ fn git_checkout_of_a_path_changes_it() {
         run.turn(10);
         run.shell("git checkout main", true, "Switched to branch 'main'");
         run.turn(10);
-        run.shell("git checkout -b fix", true, "Switched to a new branch 'fix'");
+        run.shell(
+            "git checkout -b fix",
+            true,
+            "Switched to a new branch 'fix'",
+        );
         let seen = outcomes(&run);
         assert_eq!(
             seen,

@@ -5,9 +5,10 @@
 //! 1.x's diff), `execution_time`, `query` and `extra_info`, and the only status is the run's
 //! `info.exit_status`. So the observation's wording decides, read with anchored rules: a
 //! phrase counts only where a failure message puts it (the start of a line, the message
-//! after a `<program>: <operand>: ` label, the message of a named program such as a shell,
-//! `make` or `tar`, apt's `E: ` severity letter, the end of a line, or a line's own label),
-//! so the same words inside other text do not trip it.
+//! after a `<program>: <operand>: ` label, the message after a program's label, a shell's
+//! message about a line of its script, apt's `E: ` severity letter, the end of a line, or a
+//! line's own label), so the same words inside other text do not trip it. No rule names a
+//! program: a line's shape says who speaks.
 //!
 //! Every line is judged, wherever it stands: 0.x runs the whole action in one shell, so a
 //! failing command may print between other output, or after a file window. Set aside are
@@ -45,11 +46,15 @@ pub enum At {
     /// (`ls: cannot access 'x': No such file or directory`, `python: can't open file 'x':
     /// [Errno 2] No such file or directory`).
     Said,
-    /// As the message of one of these programs: the line's first label (before its first
-    /// `: `) names the program, as a path's last part and without an `[N]` or ` (child)`
-    /// suffix (`/bin/bash`, `make[1]`, `tar (child)`), and the phrase opens the message
-    /// after it or after a further `<operand>: ` label (`/bin/bash: -c: line 1: `).
-    Of(&'static [&'static str]),
+    /// As a program's message: the line's first label (before its first `: `) is one word
+    /// shaped like a program's name, maybe a path, with an optional `[N]` or ` (child)`
+    /// suffix (`cc1`, `/usr/bin/ld`, `sub[1]`, `x (child)`), and the phrase opens the
+    /// message after it or after a further `<operand>: ` label.
+    Labelled,
+    /// As a shell's message about a line of its script: a program's label, an optional
+    /// `-c: `, then the line (`line 3: ` or `3: `), then the phrase, maybe after a further
+    /// `<operand>: ` (`/bin/bash: -c: line 1: syntax error ...`, `sh: 1: foo: not found`).
+    ScriptLine,
     /// As the line's one-letter severity label, in this case (apt's `E: `), followed by a
     /// message that starts with a letter (`E: Unable to ...`, not `E: 2.5`).
     Severity,
@@ -94,9 +99,6 @@ const fn edge(at: At, phrase: &'static str, class: &'static str) -> Rule {
     }
 }
 
-/// Shells, as they label their own messages (`/bin/bash: line 3: `, `sh: 1: `).
-const SHELLS: &[&str] = &["bash", "sh", "dash", "zsh"];
-
 /// The failure wordings, first match wins (over all judged lines).
 pub const RULES: &[Rule] = &[
     // The harness's own tools (0.x and 1.x bundles).
@@ -128,8 +130,8 @@ pub const RULES: &[Rule] = &[
     ),
     edge(At::End, "does not exist", "not_found"),
     rule(At::Said, "command not found", "tool_failed"),
-    // dash's `sh: 1: foo: not found`.
-    rule(At::Of(SHELLS), "not found", "not_found"),
+    // A shell's `<shell>: 1: foo: not found`.
+    rule(At::ScriptLine, "not found", "not_found"),
     edge(At::End, "not found", "not_found"),
     // Refusals, errors and crashes.
     rule(At::Start, "No file open", "tool_failed"),
@@ -144,22 +146,19 @@ pub const RULES: &[Rule] = &[
     rule(At::Label, "fatal", "tool_failed"),
     rule(At::Said, "Permission denied", "tool_failed"),
     rule(At::Said, "File exists", "tool_failed"),
-    // Programs' own failure wordings: the shell could not parse the command, apt and dpkg
-    // stopped (`E: `), make stopped (`make: *** `), tar gave up.
-    rule(At::Of(SHELLS), "syntax error", "tool_failed"),
+    // Programs' own failure wordings, by their shape: a shell could not parse its script,
+    // a package tool stopped (`E: `), a build tool stopped (`<program>: *** `), an archiver
+    // gave up.
+    rule(At::ScriptLine, "syntax error", "tool_failed"),
     rule(
-        At::Of(SHELLS),
+        At::ScriptLine,
         "unexpected EOF while looking for matching",
         "tool_failed",
     ),
     rule(At::Severity, "E", "tool_failed"),
-    rule(At::Of(&["make", "gmake"]), "*** ", "tool_failed"),
-    rule(At::Of(&["tar"]), "Error is not recoverable", "tool_failed"),
-    rule(
-        At::Of(&["tar"]),
-        "Exiting with failure status",
-        "tool_failed",
-    ),
+    rule(At::Labelled, "*** ", "tool_failed"),
+    rule(At::Labelled, "Error is not recoverable", "tool_failed"),
+    rule(At::Labelled, "Exiting with failure status", "tool_failed"),
     rule(
         At::Start,
         "The command '* was cancelled because it took more than",
@@ -297,11 +296,14 @@ fn matches(rule: &Rule, phrase: &str, line: &Line) -> bool {
     match rule.at {
         At::Start => starts_with_pattern(line.from_here, phrase),
         At::Said => messages(line.lower, true).any(|m| m.starts_with(phrase)),
-        At::Of(programs) => {
-            program(line.original)
-                .is_some_and(|p| programs.iter().any(|q| p.eq_ignore_ascii_case(q)))
+        At::Labelled => {
+            program(line.original).is_some()
                 && messages(line.lower, false).any(|m| m.starts_with(phrase))
         }
+        At::ScriptLine => program(line.original).is_some_and(|label| {
+            script_line_message(&line.lower[label.len() + 2..])
+                .is_some_and(|m| messages(m, true).any(|m| m.starts_with(phrase)))
+        }),
         At::Severity => line
             .original
             .strip_prefix(rule.phrase)
@@ -335,16 +337,37 @@ fn messages(line: &str, from_start: bool) -> impl Iterator<Item = &str> {
         .map(|at| skip_errno(line[at..].trim_start()))
 }
 
-/// The program a line's first label names: the text before its first `:`, which a space
-/// must follow, as a path's last part, without an `[N]` or ` (child)` suffix.
+/// A line's first label when it is shaped like a program's name: the text before its
+/// first `: `, one word (letters, digits, `_`, `-`, `.`, `+`, maybe a path) with an optional
+/// `[N]` or ` (child)` suffix. Returns the whole label.
 fn program(line: &str) -> Option<&str> {
     let (label, _) = line.split_once(": ")?;
-    if label.contains(':') {
-        return None;
-    }
-    let name = label.rsplit('/').next().unwrap_or(label);
-    let name = name.split([' ', '[']).next().unwrap_or(name);
-    (!name.is_empty()).then_some(name)
+    let name = label
+        .strip_suffix(" (child)")
+        .or_else(|| {
+            label
+                .strip_suffix(']')
+                .and_then(|l| l.rsplit_once('['))
+                .filter(|(_, n)| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
+                .map(|(name, _)| name)
+        })
+        .unwrap_or(label);
+    let base = name.rsplit('/').next().unwrap_or(name);
+    let shaped = !base.is_empty()
+        && base.starts_with(|c: char| c.is_ascii_alphanumeric() || c == '_')
+        && base
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "_-.+".contains(c));
+    shaped.then_some(label)
+}
+
+/// The message of a shell's line about its script, after the program's label: an optional
+/// `-c: `, then `line N: ` or `N: `.
+fn script_line_message(after_label: &str) -> Option<&str> {
+    let rest = after_label.strip_prefix("-c: ").unwrap_or(after_label);
+    let rest = rest.strip_prefix("line ").unwrap_or(rest);
+    let (number, message) = rest.split_once(": ")?;
+    (!number.is_empty() && number.bytes().all(|b| b.is_ascii_digit())).then_some(message)
 }
 
 /// `text` starts with `pattern`, whose `*` stands for any text.
@@ -606,6 +629,8 @@ mod tests {
             "bash: line 3: syntax error near unexpected token `fi'",
             "/bin/sh: 1: Syntax error: \"(\" unexpected",
             "/bin/bash: -c: line 1: unexpected EOF while looking for matching `\"'",
+            // The shape decides, not the shell's name.
+            "/opt/tools/mysh: line 4: syntax error near unexpected token `done'",
         ] {
             assert_eq!(class(line), Some("tool_failed"), "{line}");
             assert_eq!(
@@ -656,6 +681,11 @@ mod tests {
         assert_eq!(class(sub), Some("tool_failed"));
         let no_rule = "make: *** No rule to make target 'tset'.  Stop.";
         assert_eq!(class(no_rule), Some("tool_failed"));
+        // Any build tool that stops with the same shape.
+        let other = "cc -c a.c
+buildit[2]: *** [rules:3: a.o] Error 2
+";
+        assert_eq!(class(other), Some("tool_failed"));
         for output in [
             "make: Nothing to be done for 'all'.",
             "make: 'app' is up to date.",
@@ -684,6 +714,19 @@ mod tests {
         assert_eq!(class(missing), Some("not_found"));
         let leading = "tar: Removing leading `/' from member names\n/w/vendor/\n/w/vendor/lib.c\n";
         assert_eq!(class(leading), None);
+        // Another archiver with the same last words.
+        let other = "x lib.c
+archiver-2: Error is not recoverable: exiting now
+";
+        assert_eq!(class(other), Some("tool_failed"));
+        // A label of several words is prose, not a program.
+        assert_eq!(
+            class(
+                "Step 3 of 4: *** done ***
+ok"
+            ),
+            None
+        );
     }
 
     /// Every judged line counts, not only the first and the last; edge rules (words common
