@@ -17,7 +17,7 @@ Usage: scripts/independent_verdicts.py TRAJECTORY_DIR [HINDSIGHT_JSON] [--calls 
 Prints one line per run and, for every figure that differs, both values; exits 1 when a
 figure differs (a figure the report lacks counts as differing). Python 3 standard library.
 
-Turns are numbered as in scripts/independent_counts.py: the n-th assistant message is
+Turns are numbered as hindsight's mini-swe-agent reader does: the n-th assistant message is
 turn n; its `extra.actions[].command` is the call (older files without `actions`: the
 message's one ```bash block), the next tool message holds
 `<returncode>N</returncode>` and `<output>...</output>`. The working directory is /testbed
@@ -110,7 +110,7 @@ SUBMIT = re.compile(r"\b(?:COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT|MINI_SWE_AGENT_
 RESULTS = ("pass", "fail", "could_not_start", "inconclusive")
 
 # --------------------------------------------------------------------------------------
-# Reading trajectories (same turn numbering as scripts/independent_counts.py)
+# Reading trajectories (one turn per assistant message)
 
 
 def calls(path):

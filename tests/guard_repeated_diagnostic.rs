@@ -30,7 +30,7 @@ fn ecosystems() -> Vec<Ecosystem> {
             "python",
             (0..5).map(|i| format!("python check_{i}.py")).collect(),
             |i| {
-                format!("Traceback (most recent call last):\n  File \"/tmp/tmp{i}x/check.py\", line {i}, in <module>\nKeyError: 'indexes'\n")
+                format!("Traceback (most recent call last):\n  File \"/tmp/tmp{i}x/check.py\", line {i}, in <module>\nKeyError: 'bands'\n")
             },
         ),
         (

@@ -156,11 +156,11 @@ mod tests {
 
     #[test]
     fn one_failure_printed_by_two_scripts_has_one_fingerprint() {
-        let a = "Traceback (most recent call last):\n  File \"/repo/test_fix.py\", line 12, in <module>\n    run()\nKeyError: 'indexes'\n";
-        let b = "Traceback (most recent call last):\n  File \"/repo/test_final.py\", line 40, in <module>\n    main()\nKeyError: 'indexes'\n";
+        let a = "Traceback (most recent call last):\n  File \"/repo/test_fix.py\", line 12, in <module>\n    run()\nKeyError: 'bands'\n";
+        let b = "Traceback (most recent call last):\n  File \"/repo/test_final.py\", line 40, in <module>\n    main()\nKeyError: 'bands'\n";
         assert!(fingerprint(a).is_some());
         assert_eq!(fingerprint(a), fingerprint(b));
-        assert_eq!(masked(a), "KeyError: 'indexes'");
+        assert_eq!(masked(a), "KeyError: 'bands'");
         let other = "Traceback (most recent call last):\nKeyError: 'columns'\n";
         assert_ne!(fingerprint(a), fingerprint(other));
     }

@@ -291,7 +291,7 @@ mod tests {
         let mut work = WorkTree::default();
         for path in [
             "/tmp/repro/x.py",
-            "/opt/conda/lib/python3.11/site-packages/wrapt/decorators.py",
+            "/opt/conda/lib/python3.11/site-packages/somelib/core.py",
             "../other/x.c",
             "src/app.py.bak",
             "src/app.py.backup2",
