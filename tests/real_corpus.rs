@@ -149,13 +149,14 @@ fn completed_only_after_a_check_that_followed_the_last_code_change() {
     );
 }
 
-/// The stalls the two breakers report, each read by hand against its trajectory (issue
-/// #28; the readings are in docs/GATE.md). At the defaults neither fires: no run repeats a
-/// failure the seed's signal counts without a change between. Under the fingerprint rule
-/// `diagnostic_delta` stalls astroid-1333 twice (an import that fails with the same error
-/// after each patch of an installed package; a debug script printing the same error after
-/// each fix), and it cuts no run. Counting uncaught exceptions brings back the cuts issue
-/// #28 found false: five different errors, each uncovered by the install or fix before it.
+/// The stalls the two breakers and the fingerprint counter report, each read by hand
+/// against its trajectory (issue #28; the readings are in docs/GATE.md). At the defaults
+/// neither breaker fires: no run repeats a failure the seed's signal counts without a
+/// change between. Under the fingerprint rule `diagnostic_delta` stalls astroid-1333 twice
+/// (an import that fails with the same error after each patch of an installed package; a
+/// debug script printing the same error after each fix), and it cuts no run. Counting
+/// uncaught exceptions brings back the cuts issue #28 found false: five different errors,
+/// each uncovered by the install or fix before it.
 #[test]
 #[ignore = "needs the real recordings of ../shared/real (issue #27); .ci/run runs it"]
 fn breaker_firings_are_the_stalls_a_reader_finds() {
@@ -171,7 +172,14 @@ fn breaker_firings_are_the_stalls_a_reader_finds() {
             .flat_map(|r| {
                 r.firings
                     .iter()
-                    .filter(|f| ["convergence_breaker", "diagnostic_delta"].contains(&f.guard))
+                    .filter(|f| {
+                        [
+                            "convergence_breaker",
+                            "diagnostic_delta",
+                            "repeated_diagnostic",
+                        ]
+                        .contains(&f.guard)
+                    })
                     .map(|f| {
                         (
                             r.run_id.clone(),
@@ -183,18 +191,37 @@ fn breaker_firings_are_the_stalls_a_reader_finds() {
             })
             .collect()
     };
-    assert_eq!(stalls(&[]), []);
-    let astroid = |turn| {
+    let stall = |run: &str, guard: &str, turn| {
         (
-            "pylint-dev__astroid-1333".to_string(),
-            "diagnostic_delta".to_string(),
+            run.to_string(),
+            guard.to_string(),
             "stalled".to_string(),
             turn,
         )
     };
+    const ASTROID: &str = "pylint-dev__astroid-1333";
+    const SQLFLUFF: &str = "sqlfluff__sqlfluff-1517";
+    // At the defaults only the fingerprint counter stalls: astroid-1333 turns 115-127 (one
+    // import error after each install and patch of a dependency) and 145-169 (a debug
+    // script printing one error after each checkout, patch and fix script), sqlfluff-1517
+    // turns 40-64 (three new scratch scripts misusing one API the same way).
+    let at_defaults = [
+        stall(ASTROID, "repeated_diagnostic", 127),
+        stall(ASTROID, "repeated_diagnostic", 169),
+        stall(SQLFLUFF, "repeated_diagnostic", 64),
+    ];
+    assert_eq!(stalls(&[]), at_defaults);
+    let fingerprint = stalls(&["diagnostic_delta.progress=fingerprint"]);
+    let delta: Vec<_> = fingerprint
+        .into_iter()
+        .filter(|(_, guard, ..)| guard == "diagnostic_delta")
+        .collect();
     assert_eq!(
-        stalls(&["diagnostic_delta.progress=fingerprint"]),
-        [astroid(136), astroid(169)]
+        delta,
+        [
+            stall(ASTROID, "diagnostic_delta", 136),
+            stall(ASTROID, "diagnostic_delta", 169)
+        ]
     );
     let cut: BTreeSet<String> = stalls(&["diagnostic_delta.count_exceptions=true"])
         .into_iter()

@@ -181,7 +181,7 @@ fn says_passed(output: &str) -> bool {
 /// (`Issue fixed`, `the bug is now resolved`), or a success (`Success: parsed`, `created
 /// successfully`).
 fn pass_words(line: &str) -> bool {
-    if line.len() > 200 {
+    if line.len() > 200 || !mentions_a_pass_word(line) {
         return false;
     }
     let lower = line.to_lowercase();
@@ -217,6 +217,19 @@ fn pass_words(line: &str) -> bool {
             "success" | "successful" | "successfully" | "succeeded" => true,
             _ => false,
         })
+}
+
+/// Stems of every word [`pass_words`] looks for: a line without one is passed over before
+/// it is lower-cased and split (every line of a passing check's output is asked).
+const PASS_STEMS: [&[u8]; 5] = [b"pass", b"work", b"fixed", b"resolved", b"succe"];
+
+fn mentions_a_pass_word(line: &str) -> bool {
+    let bytes = line.as_bytes();
+    PASS_STEMS.iter().any(|stem| {
+        bytes
+            .windows(stem.len())
+            .any(|w| w.eq_ignore_ascii_case(stem))
+    })
 }
 
 #[cfg(test)]

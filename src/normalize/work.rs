@@ -153,18 +153,27 @@ impl WorkTree {
     /// runner's report), relative to the directory the call ran in: known from now on.
     /// Only the first [`READ_CAP`] bytes are read.
     pub fn note_listing(&mut self, output: &str, call_cwd: Option<&str>, run_cwd: Option<&str>) {
-        let head = &output[..floor_char_boundary(output, READ_CAP)];
-        let tokens = head
-            .split(|c: char| c.is_whitespace() || "\"'`,;()[]{}<>=|".contains(c))
-            .map(|t| t.split(':').next().unwrap_or(t))
-            .filter(|t| looks_like_path(t));
-        let keyed: Vec<String> = tokens
-            .map(|t| {
-                let joined = join_path(call_cwd, t.trim_start_matches("./"));
-                relative_form(&joined, run_cwd).unwrap_or(joined)
-            })
-            .collect();
-        self.note_named(keyed.iter().map(String::as_str));
+        let head = &output.as_bytes()[..floor_char_boundary(output, READ_CAP)];
+        // Every output is read, so this is a hot loop: bytes, not chars (the delimiters
+        // are ASCII, so every token is whole UTF-8), and no allocation for a path relative
+        // to the run's own directory that is known already.
+        let same_dir = call_cwd.is_none() || call_cwd == run_cwd;
+        for token in path_candidates(head) {
+            let Ok(token) = std::str::from_utf8(token) else {
+                continue;
+            };
+            if !looks_like_path(token) {
+                continue;
+            }
+            let token = token.trim_start_matches("./");
+            if same_dir && is_plain_relative(token) {
+                self.note_named([token]);
+            } else {
+                let joined = join_path(call_cwd, token);
+                let key = relative_form(&joined, run_cwd).unwrap_or(joined);
+                self.note_named([key.as_str()]);
+            }
+        }
     }
 
     /// Keeps the bodies a call wrote to files, for a later run of them by name.
@@ -270,6 +279,59 @@ fn floor_char_boundary(s: &str, max: usize) -> usize {
         end -= 1;
     }
     end
+}
+
+/// Where an output's words end: ASCII whitespace, quotes, brackets and separators.
+const DELIMITER: [bool; 256] = {
+    let mut table = [false; 256];
+    let mut i = 0;
+    let delimiters = b" \t\n\r\x0b\x0c\"'`,;()[]{}<>=|";
+    while i < delimiters.len() {
+        table[delimiters[i] as usize] = true;
+        i += 1;
+    }
+    table
+};
+
+/// The words of `text` that may be paths, each up to its first `:` (`src/a.py:12:`): at
+/// least 3 bytes, holding a `/` or a `.` before that `:`. Found from each `/` and `.` (a
+/// vectorized search), so text with few of them is passed over quickly.
+fn path_candidates(text: &[u8]) -> impl Iterator<Item = &[u8]> {
+    let mut marks = memchr::memchr2_iter(b'/', b'.', text);
+    let mut done = 0;
+    std::iter::from_fn(move || {
+        for mark in marks.by_ref() {
+            if mark < done || DELIMITER[text[mark] as usize] {
+                continue;
+            }
+            let mut start = mark;
+            while start > done && !DELIMITER[text[start - 1] as usize] {
+                start -= 1;
+            }
+            let mut end = mark;
+            while end < text.len() && !DELIMITER[text[end] as usize] {
+                end += 1;
+            }
+            done = end;
+            let word = &text[start..end];
+            let word = match memchr::memchr(b':', word) {
+                Some(colon) => &word[..colon],
+                None => word,
+            };
+            if word.len() >= 3 && memchr::memchr2(b'/', b'.', word).is_some() {
+                return Some(word);
+            }
+        }
+        None
+    })
+}
+
+/// A relative path that keys as itself: no empty, `.` or `..` part for cleaning to change.
+fn is_plain_relative(path: &str) -> bool {
+    !path.starts_with('/')
+        && !path
+            .split('/')
+            .any(|p| p.is_empty() || p == "." || p == "..")
 }
 
 #[cfg(test)]

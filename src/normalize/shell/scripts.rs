@@ -74,10 +74,14 @@ pub fn script_operand<'a>(_program: &str, args: &'a [String]) -> Option<&'a Stri
 /// Whether a word is shaped like a file's path: it holds a `/`, or ends in an extension
 /// (`setup.cfg`, `main.c`), and is not an option, a URL or a version (`1.2.3`).
 pub fn looks_like_path(word: &str) -> bool {
-    if word.is_empty() || word.starts_with('-') || word.contains("://") || word.contains('=') {
+    // Every word of every output that holds a `/` or a `.` is asked: byte searches only.
+    let bytes = word.as_bytes();
+    let url =
+        || memchr::memchr(b':', bytes).is_some() && memchr::memmem::find(bytes, b"://").is_some();
+    if bytes.is_empty() || bytes[0] == b'-' || memchr::memchr(b'=', bytes).is_some() || url() {
         return false;
     }
-    if word.contains('/') {
+    if memchr::memchr(b'/', bytes).is_some() {
         return word.chars().any(|c| c.is_alphanumeric());
     }
     let Some((stem, ext)) = word.rsplit_once('.') else {

@@ -89,7 +89,9 @@ const REFUSALS: [&str; 5] = [
 /// The message must come from the shell itself (`bash: ...`, `/bin/sh: 1: ...`, `zsh:
 /// ...`): a log that quotes one is not a refusal.
 pub fn refused(output: &str) -> bool {
-    REFUSALS.iter().any(|r| output.contains(r))
+    // Every shell result is asked: one fast pass for the shell's label first.
+    memchr::memmem::find(output.as_bytes(), b"sh:").is_some()
+        && REFUSALS.iter().any(|r| output.contains(r))
         && output.lines().any(|line| {
             let from_shell = line
                 .split_whitespace()
