@@ -492,3 +492,149 @@ fn the_gate_table_marks_savings_as_estimates() {
         .stdout(predicate::str::contains("tokens saved (failed)"))
         .stdout(predicate::str::contains(SAVINGS_ARE_ESTIMATES));
 }
+
+/// Copies the project's mini-swe-agent fixtures into `dir/trajs/<id>/<id>.traj.json`, the
+/// layout SWE-bench runs are written in; gives the instance ids.
+fn trajectories(dir: &Path) -> Vec<String> {
+    let fixtures =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/formats/mini_swe_agent");
+    let mut ids = Vec::new();
+    for entry in fs::read_dir(&fixtures).expect("fixtures") {
+        let path = entry.expect("entry").path();
+        let name = path.file_name().unwrap().to_string_lossy().into_owned();
+        let Some(id) = name.strip_suffix(".traj.json") else {
+            continue;
+        };
+        let folder = dir.join("trajs").join(id);
+        fs::create_dir_all(&folder).expect("mkdir");
+        fs::copy(&path, folder.join(&name)).expect("copy");
+        ids.push(id.to_string());
+    }
+    ids.sort();
+    ids
+}
+
+/// Issue #29: SWE-bench-java and other harnesses write their summary as `resolved` and
+/// `unresolved` lists, not `resolved_ids`; both shapes label the runs by instance id.
+#[test]
+fn a_resolved_unresolved_summary_labels_runs() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let ids = trajectories(dir.path());
+    let text = json!({
+        "total": 4,
+        "resolved": [ids[0]],
+        "unresolved": [ids[1], ids[2]],
+        "error": [],
+    });
+    fs::write(dir.path().join("results.json"), text.to_string()).expect("write");
+    let out = hindsight()
+        .current_dir(dir.path())
+        .args([
+            "gate",
+            "trajs",
+            "--labels",
+            "results.json",
+            "--format",
+            "json",
+        ])
+        .output()
+        .expect("runs");
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let outcome: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json");
+    for score in outcome["scores"].as_array().expect("scores") {
+        assert_eq!(
+            (&score["failed_runs"], &score["healthy_runs"]),
+            (&json!(2), &json!(1)),
+            "{score}"
+        );
+    }
+}
+
+/// Issue #29: labels that match no replayed run would judge nothing and pass; they are an
+/// error (exit 2) that names the file and shows three names from each side. An empty
+/// summary labels nothing, and is the same error.
+#[test]
+fn labels_that_match_no_run_are_an_error() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let ids = trajectories(dir.path());
+    let other = json!({"resolved_ids": ["other__repo-1", "other__repo-2"], "unresolved_ids": []});
+    fs::write(dir.path().join("other.json"), other.to_string()).expect("write");
+    fs::write(
+        dir.path().join("empty.json"),
+        json!({"resolved": [], "unresolved": []}).to_string(),
+    )
+    .expect("write");
+    for command in [
+        &["gate", "trajs"][..],
+        &[
+            "sweep",
+            "trajs",
+            "--param",
+            "convergence_breaker.abandon=4,5",
+        ],
+    ] {
+        let out = hindsight()
+            .current_dir(dir.path())
+            .args(command)
+            .args(["--labels", "other.json"])
+            .output()
+            .expect("runs");
+        assert_eq!(out.status.code(), Some(2), "{command:?}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains("other.json"), "{err}");
+        assert!(err.contains("match none of the 4 replayed runs"), "{err}");
+        assert!(err.contains("other__repo-1, other__repo-2"), "{err}");
+        assert!(err.contains(&ids[..3].join(", ")), "{err}");
+    }
+    let out = hindsight()
+        .current_dir(dir.path())
+        .args(["gate", "trajs", "--labels", "empty.json"])
+        .output()
+        .expect("runs");
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("labels no run healthy and no run failed")
+    );
+}
+
+/// Issue #29: run names are relative to the labels file's folder, as docs/GATE.md says,
+/// also for trajectories (whose project is the file's path without its extension, which
+/// does not exist), whatever the working directory.
+#[test]
+fn run_names_are_relative_to_the_labels_file() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let ids = trajectories(dir.path());
+    let runs: serde_json::Map<String, serde_json::Value> = ids
+        .iter()
+        .map(|id| (format!("{id}/{id}/{id}"), json!({"label": "failed"})))
+        .collect();
+    let labels = json!({"version": 1, "runs": runs});
+    fs::write(dir.path().join("trajs/labels.json"), labels.to_string()).expect("write");
+    for (cwd, corpus, file) in [
+        (dir.path().to_path_buf(), "trajs", "trajs/labels.json"),
+        (dir.path().join("trajs"), ".", "labels.json"),
+    ] {
+        let out = hindsight()
+            .current_dir(&cwd)
+            .args(["gate", corpus, "--labels", file, "--format", "json"])
+            .output()
+            .expect("runs");
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let outcome: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json");
+        assert_eq!(
+            outcome["scores"][0]["failed_runs"],
+            json!(ids.len()),
+            "{cwd:?}"
+        );
+    }
+}

@@ -17,7 +17,7 @@ fn labels_with(guard: &str, rule: serde_json::Value) -> tempfile::NamedTempFile 
     let labels = json!({
         "version": 1,
         "runs": {
-            "myactuator/1783159200000-p7x2vd": { "label": "failed", "expect": [expectation] }
+            "corpora/myactuator/1783159200000-p7x2vd": { "label": "failed", "expect": [expectation] }
         }
     });
     let file = tempfile::Builder::new()
@@ -47,13 +47,15 @@ fn an_unknown_guard_in_the_labels_is_a_usage_error() {
                 "unknown guard `convergence_brekaer`",
             ));
     }
-    // The real id passes validation (and its expectation is judged).
+    // The real id passes validation, and its expectation is judged: the breaker does fire
+    // on that run, so `never` fails the gate.
     let labels = labels_with("convergence_breaker", json!({"never": true}));
     hindsight()
         .args(["gate", "corpora/myactuator", "--expect"])
         .arg(labels.path())
         .assert()
-        .code(1);
+        .code(1)
+        .stdout(predicate::str::contains("convergence_breaker never fires"));
 }
 
 /// `hindsight sweep` over the myactuator corpus with `params` (`guard.key=...` each).

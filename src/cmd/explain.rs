@@ -166,6 +166,10 @@ pub(super) fn pick(
             .map(move |r| (p.name.clone(), r.run_id.clone()))
     });
     let Some(wanted) = wanted else {
+        if let Some(labels) = labels {
+            let runs: Vec<(String, String)> = all.clone().collect();
+            labels.check_matches(runs.iter().map(|(p, r)| (p.as_str(), r.as_str())))?;
+        }
         return Ok(all
             .filter(|(project, run)| {
                 labels.is_none_or(|l| {

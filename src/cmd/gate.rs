@@ -83,6 +83,14 @@ pub fn run(args: Args) -> Result<u8> {
         Some(from) => from_report(from, &args)?,
         None => replayed(&args)?,
     };
+    if let Some(labels) = &labels {
+        labels.check_matches(
+            report
+                .runs
+                .iter()
+                .map(|r| (r.project.as_str(), r.run_id.as_str())),
+        )?;
+    }
     let outcome = Outcome {
         verdicts: labels
             .as_ref()

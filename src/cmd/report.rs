@@ -80,6 +80,14 @@ pub fn run(args: Args) -> Result<u8> {
         .with_unread(&projects.unread, &projects.skipped_files)
         .with_shard(args.input.shard);
     let labels = args.expect.as_deref().map(Labels::load).transpose()?;
+    if let Some(labels) = &labels {
+        labels.check_matches(
+            report
+                .runs
+                .iter()
+                .map(|r| (r.project.as_str(), r.run_id.as_str())),
+        )?;
+    }
     let sweep = match &labels {
         Some(labels) => {
             let params = parse_params(&args.params)?;

@@ -47,6 +47,7 @@ pub fn run(args: Args) -> Result<u8> {
     let params = parse_params(&args.params)?;
     let projects = args.input.projects()?;
     let (points, runs) = sweep(&args.input, &projects, &labels, &params)?;
+    labels.check_matches(runs.iter().map(|r| (r.project.as_str(), r.run_id.as_str())))?;
     warn_skipped(runs.iter().map(|r| &r.problems));
     let mut out = output(None);
     match args.format {

@@ -103,6 +103,8 @@ pub struct LabelFile {
 #[derive(Debug, Clone)]
 pub struct Labels {
     pub file: LabelFile,
+    /// Where the labels came from, as errors name it.
+    path: String,
     base: PathBuf,
     /// Runs are named by their run id alone (a SWE-bench results file names instances);
     /// then a labeled instance that was not replayed is not a failure, since a results
@@ -128,6 +130,7 @@ impl Labels {
         if let Some(file) = swe_bench_labels(&value) {
             return Ok(Self {
                 file,
+                path: path.display().to_string(),
                 base: PathBuf::from("."),
                 by_run_id: true,
             });
@@ -158,6 +161,7 @@ impl Labels {
             .to_path_buf();
         Ok(Self {
             file,
+            path: path.display().to_string(),
             base: base.canonicalize().unwrap_or(base),
             by_run_id: false,
         })
@@ -167,6 +171,7 @@ impl Labels {
     pub fn from_file(file: LabelFile, base: PathBuf) -> Self {
         Self {
             file,
+            path: "(labels)".into(),
             base,
             by_run_id: false,
         }
@@ -187,9 +192,7 @@ impl Labels {
         if self.by_run_id {
             return run_id.to_string();
         }
-        let relative = Path::new(project)
-            .canonicalize()
-            .ok()
+        let relative = resolved(Path::new(project))
             .and_then(|p| p.strip_prefix(&self.base).ok().map(Path::to_path_buf))
             .map(|p| crate::ingest::display(&p))
             .unwrap_or_else(|| project.to_string());
@@ -200,17 +203,70 @@ impl Labels {
         self.file.runs.get(&self.key(run))
     }
 
+    /// An error unless the labels name at least one of the replayed `runs` (`(project,
+    /// run id)` pairs): labels that match nothing would judge nothing and pass, so they
+    /// are a mistake (a results file of another corpus, names relative to another
+    /// folder). The error shows three names from each side.
+    pub fn check_matches<'r>(
+        &self,
+        runs: impl IntoIterator<Item = (&'r str, &'r str)>,
+    ) -> Result<(), LabelsError> {
+        let invalid = |message: String| LabelsError::Invalid {
+            path: self.path.clone(),
+            message,
+        };
+        if self.file.runs.is_empty() {
+            return Err(invalid("labels no run healthy and no run failed".into()));
+        }
+        let replayed: Vec<String> = runs.into_iter().map(|(p, r)| self.key_of(p, r)).collect();
+        if replayed.iter().any(|k| self.file.runs.contains_key(k)) {
+            return Ok(());
+        }
+        let three = |names: Vec<&str>| match names.len() {
+            0 => "none".to_string(),
+            _ => names.join(", "),
+        };
+        let how = if self.by_run_id {
+            "by run id"
+        } else {
+            "as <project>/<runId>, the project relative to the labels file's folder"
+        };
+        Err(invalid(format!(
+            "the labels match none of the {} replayed runs (runs are named {how}); \
+             labelled: {}; replayed: {}",
+            replayed.len(),
+            three(self.file.runs.keys().take(3).map(String::as_str).collect()),
+            three(replayed.iter().take(3).map(String::as_str).collect()),
+        )))
+    }
+
     /// The label of the run `run_id` of `project`, if it has one.
     pub fn get_of(&self, project: &str, run_id: &str) -> Option<&RunLabel> {
         self.file.runs.get(&self.key_of(project, run_id))
     }
 }
 
-/// A SWE-bench evaluation summary (`resolved_ids`, `unresolved_ids`) as labels: a resolved
-/// instance is a healthy run, an unresolved one a failed run, named by instance id.
+/// A project's path, absolute and with links resolved, as the labels file's folder is: a
+/// trajectory's project is its file's path without the extension, which does not exist,
+/// so its folder is resolved and the name kept.
+fn resolved(project: &Path) -> Option<PathBuf> {
+    project.canonicalize().ok().or_else(|| {
+        let parent = project
+            .parent()
+            .filter(|p| !p.as_os_str().is_empty())
+            .unwrap_or(Path::new("."));
+        Some(parent.canonicalize().ok()?.join(project.file_name()?))
+    })
+}
+
+/// A SWE-bench evaluation summary as labels: a resolved instance is a healthy run, an
+/// unresolved one a failed run, named by instance id. SWE-bench writes the lists as
+/// `resolved_ids` and `unresolved_ids`; SWE-bench-java and others as `resolved` and
+/// `unresolved` (lists of ids; a count in their place is not a list and is not read).
 fn swe_bench_labels(value: &serde_json::Value) -> Option<LabelFile> {
-    let resolved = value.get("resolved_ids").and_then(|v| v.as_array());
-    let unresolved = value.get("unresolved_ids").and_then(|v| v.as_array());
+    let list = |keys: [&str; 2]| keys.iter().find_map(|k| value.get(*k)?.as_array());
+    let resolved = list(["resolved_ids", "resolved"]);
+    let unresolved = list(["unresolved_ids", "unresolved"]);
     if resolved.is_none() && unresolved.is_none() {
         return None;
     }
