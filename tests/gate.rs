@@ -489,7 +489,8 @@ fn the_gate_table_marks_savings_as_estimates() {
     gate(labeled_corpus().path())
         .assert()
         .code(0)
-        .stdout(predicate::str::contains("tokens saved (failed)"))
+        .stdout(predicate::str::contains("saved (failed)"))
+        .stdout(predicate::str::contains("lost (healthy cut)"))
         .stdout(predicate::str::contains(SAVINGS_ARE_ESTIMATES));
 }
 
@@ -636,5 +637,122 @@ fn run_names_are_relative_to_the_labels_file() {
             json!(ids.len()),
             "{cwd:?}"
         );
+    }
+}
+
+/// Issue #29: every score is a count a reader can make from the report JSON. Recounted
+/// here from `replay --format json` and the labels, on the shipped corpora at the defaults
+/// and with a breaker set to cut early (so healthy runs are cut and work is lost).
+#[test]
+fn scores_are_counts_from_the_report() {
+    let labels: serde_json::Value =
+        serde_json::from_str(&fs::read_to_string("corpora/expectations.json").expect("labels"))
+            .expect("json");
+    let label_of = |run: &serde_json::Value| -> Option<String> {
+        let project = run["project"].as_str()?.strip_prefix("corpora/")?;
+        let key = format!("{project}/{}", run["run_id"].as_str()?);
+        Some(labels["runs"][key]["label"].as_str()?.to_string())
+    };
+    let early = [
+        "--set",
+        "convergence_breaker.abandon=2",
+        "--set",
+        "convergence_breaker.stalled=2",
+    ];
+    for settings in [&[][..], &early[..]] {
+        let replay = hindsight()
+            .args(["replay", "corpora/", "--format", "json"])
+            .args(settings)
+            .output()
+            .expect("replay");
+        let report: serde_json::Value = serde_json::from_slice(&replay.stdout).expect("json");
+        let gate = hindsight()
+            .args([
+                "gate",
+                "corpora/",
+                "--expect",
+                "corpora/expectations.json",
+                "--format",
+                "json",
+            ])
+            .args(settings)
+            .output()
+            .expect("gate");
+        let outcome: serde_json::Value = serde_json::from_slice(&gate.stdout).expect("json");
+        let labelled: Vec<(&serde_json::Value, String)> = report["runs"]
+            .as_array()
+            .expect("runs")
+            .iter()
+            .filter_map(|r| label_of(r).map(|l| (r, l)))
+            .collect();
+        let mut healthy_cut_somewhere = false;
+        for score in outcome["scores"].as_array().expect("scores") {
+            let guard = score["guard"].as_str().expect("guard");
+            let fired = |r: &serde_json::Value| {
+                r["firings"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .any(|f| f["guard"] == guard)
+            };
+            let cut = |r: &serde_json::Value| {
+                r["firings"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .any(|f| f["guard"] == guard && f["effect"] == "terminal")
+            };
+            let count = |label: &str, on: &dyn Fn(&serde_json::Value) -> bool| {
+                labelled.iter().filter(|(r, l)| l == label && on(r)).count()
+            };
+            let runs = |label: &str| labelled.iter().filter(|(_, l)| l == label).count();
+            let advised = |r: &serde_json::Value| fired(r) && !cut(r);
+            let lost: u64 = labelled
+                .iter()
+                .filter(|(r, l)| l == "healthy" && cut(r))
+                .map(|(r, _)| r["savings"]["by_guard"][guard].as_u64().unwrap_or(0))
+                .sum();
+            let share = |part: usize, whole: usize| {
+                (whole > 0)
+                    .then(|| json!(part * 1000 / whole))
+                    .unwrap_or(json!(null))
+            };
+            let (fired_failed, fired_healthy) = (count("failed", &fired), count("healthy", &fired));
+            let not_fired = runs("failed") + runs("healthy") - fired_failed - fired_healthy;
+            assert_eq!(score["cut_on_failed"], count("failed", &cut), "{guard}");
+            assert_eq!(
+                score["false_terminal_on_healthy"],
+                count("healthy", &cut),
+                "{guard}"
+            );
+            assert_eq!(
+                score["advisory_on_failed"],
+                count("failed", &advised),
+                "{guard}"
+            );
+            assert_eq!(
+                score["advisory_on_healthy"],
+                count("healthy", &advised),
+                "{guard}"
+            );
+            assert_eq!(score["tokens_lost_on_healthy"], lost, "{guard}");
+            assert_eq!(
+                score["failed_if_fired_permille"],
+                share(fired_failed, fired_failed + fired_healthy),
+                "{guard}"
+            );
+            assert_eq!(
+                score["failed_if_not_fired_permille"],
+                share(runs("failed") - fired_failed, not_fired),
+                "{guard}"
+            );
+            let discriminating = (fired_failed + fired_healthy > 0)
+                .then(|| json!(fired_failed * runs("healthy") > fired_healthy * runs("failed")))
+                .unwrap_or(json!(null));
+            assert_eq!(score["discriminating"], discriminating, "{guard}");
+            healthy_cut_somewhere |= lost > 0;
+        }
+        // With the early breaker, some healthy run is cut and its work counted as lost.
+        assert_eq!(healthy_cut_somewhere, !settings.is_empty());
     }
 }

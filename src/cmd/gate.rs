@@ -201,22 +201,43 @@ fn render_table(o: &Outcome, out: &mut dyn Write) -> std::io::Result<()> {
         let mut t = table(vec![
             "guard",
             "work order",
-            "recall (failed)",
-            "median turn",
-            "false terminal (healthy)",
-            "tokens saved (failed)",
-            "$ saved (failed)",
+            "cut (failed)",
+            "cut (healthy)",
+            "advised only (failed)",
+            "advised only (healthy)",
+            "saved (failed)",
+            "lost (healthy cut)",
+            "P(failed | fired / not)",
+            "discriminates",
         ]);
         for s in &o.scores {
+            let of = |n: usize, total: usize| format!("{n}/{total}");
+            let tokens = |n: u64, usd: Option<f64>| match (n, usd) {
+                (0, None) => "0".to_string(),
+                _ => format!("{} ({})", thousands(n), cost_cell(usd, 0)),
+            };
+            let p = |x: Option<u32>| {
+                x.map_or_else(|| "-".into(), |x| format!("{:.2}", f64::from(x) / 1000.0))
+            };
             t.add_row(vec![
                 s.guard.clone(),
                 s.work_order.clone(),
-                format!("{}/{}", s.fired_on_failed, s.failed_runs),
-                s.median_turn_to_fire
-                    .map_or_else(|| "-".into(), |t| t.to_string()),
-                format!("{}/{}", s.false_terminal_on_healthy, s.healthy_runs),
-                thousands(s.tokens_saved_on_failed),
-                cost_cell(s.cost_saved_usd_on_failed, 0),
+                of(s.cut_on_failed, s.failed_runs),
+                of(s.false_terminal_on_healthy, s.healthy_runs),
+                of(s.advisory_on_failed, s.failed_runs),
+                of(s.advisory_on_healthy, s.healthy_runs),
+                tokens(s.tokens_saved_on_failed, s.cost_saved_usd_on_failed),
+                tokens(s.tokens_lost_on_healthy, s.cost_lost_usd_on_healthy),
+                format!(
+                    "{} / {}",
+                    p(s.failed_if_fired_permille),
+                    p(s.failed_if_not_fired_permille)
+                ),
+                match s.discriminating {
+                    Some(true) => "yes".into(),
+                    Some(false) => "no".into(),
+                    None => "-".into(),
+                },
             ]);
         }
         writeln!(out, "\nScores\n{t}\n{SAVINGS_ARE_ESTIMATES}")?;
