@@ -9,7 +9,7 @@
 //! stream as the documented JSON Lines of docs/EVENTS.md (it reads `normalize` and `model`
 //! only, and `cmd` drives it); `recent` is the table of recent values through which
 //! `ingest` and `normalize` share what a run repeats, and `hash` the hasher of every
-//! in-memory table.
+//! in-memory table; `rng` the seeded generator `synth` and the gate's bootstrap share.
 
 pub mod cmd;
 pub mod config;
@@ -25,5 +25,6 @@ pub mod output;
 pub mod recent;
 pub mod replay;
 pub mod report;
+pub(crate) mod rng;
 pub mod shard;
 pub mod synth;

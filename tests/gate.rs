@@ -746,10 +746,41 @@ fn scores_are_counts_from_the_report() {
                 share(runs("failed") - fired_failed, not_fired),
                 "{guard}"
             );
-            let discriminating = (fired_failed + fired_healthy > 0)
-                .then(|| json!(fired_failed * runs("healthy") > fired_healthy * runs("failed")))
-                .unwrap_or(json!(null));
-            assert_eq!(score["discriminating"], discriminating, "{guard}");
+            // `no` exactly when it fires on no larger a share of the failed runs; `yes` or
+            // `unclear` otherwise (the intervals decide which); nothing when it never fired.
+            let larger = fired_failed * runs("healthy") > fired_healthy * runs("failed");
+            match (fired_failed + fired_healthy, larger) {
+                (0, _) => assert_eq!(score["discriminates"], json!(null), "{guard}"),
+                (_, false) => assert_eq!(score["discriminates"], "no", "{guard}"),
+                (_, true) => assert!(
+                    score["discriminates"] == "yes" || score["discriminates"] == "unclear",
+                    "{guard}: {}",
+                    score["discriminates"]
+                ),
+            }
+            // Each rate's interval holds the rate.
+            for (interval, part, whole) in [
+                (
+                    "cut_on_failed_permille",
+                    count("failed", &cut),
+                    runs("failed"),
+                ),
+                (
+                    "cut_on_healthy_permille",
+                    count("healthy", &cut),
+                    runs("healthy"),
+                ),
+                ("fired_on_failed_permille", fired_failed, runs("failed")),
+                ("fired_on_healthy_permille", fired_healthy, runs("healthy")),
+            ] {
+                let rate = (part * 1000 / whole) as u64;
+                let bounds = &score["intervals"][interval];
+                let (lo, hi) = (bounds[0].as_u64().unwrap(), bounds[1].as_u64().unwrap());
+                assert!(
+                    lo <= rate && rate <= hi,
+                    "{guard} {interval}: {rate} not in {bounds}"
+                );
+            }
             healthy_cut_somewhere |= lost > 0;
         }
         // With the early breaker, some healthy run is cut and its work counted as lost.

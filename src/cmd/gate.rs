@@ -2,6 +2,7 @@
 
 use super::input::{Input, REPLAY_ONLY};
 use super::{load_report, output, EXIT_OK};
+use crate::gate::scores::DEFAULT_RESAMPLES;
 use crate::gate::{compare, judge, junit, score, GuardScore, Labels, Regression, Verdict};
 use crate::output::{Entry, Guard};
 use crate::report::tables::{cost_cell, thousands, SAVINGS_ARE_ESTIMATES};
@@ -49,6 +50,10 @@ pub struct Args {
     /// Also write JUnit XML here (one test case per run and expectation).
     #[arg(long)]
     pub junit: Option<PathBuf>,
+    /// Bootstrap resamples behind each score's 95% interval (whole projects are drawn;
+    /// seeded, so the same input gives the same intervals).
+    #[arg(long, default_value_t = DEFAULT_RESAMPLES, value_name = "N")]
+    pub resamples: u32,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -102,7 +107,7 @@ pub fn run(args: Args) -> Result<u8> {
             .unwrap_or_default(),
         scores: labels
             .as_ref()
-            .map(|l| score(&report, l))
+            .map(|l| score(&report, l, args.resamples))
             .unwrap_or_default(),
         pass: false,
     };
@@ -211,36 +216,89 @@ fn render_table(o: &Outcome, out: &mut dyn Write) -> std::io::Result<()> {
             "discriminates",
         ]);
         for s in &o.scores {
-            let of = |n: usize, total: usize| format!("{n}/{total}");
-            let tokens = |n: u64, usd: Option<f64>| match (n, usd) {
-                (0, None) => "0".to_string(),
-                _ => format!("{} ({})", thousands(n), cost_cell(usd, 0)),
-            };
-            let p = |x: Option<u32>| {
-                x.map_or_else(|| "-".into(), |x| format!("{:.2}", f64::from(x) / 1000.0))
-            };
+            let i = &s.intervals;
             t.add_row(vec![
                 s.guard.clone(),
                 s.work_order.clone(),
-                of(s.cut_on_failed, s.failed_runs),
-                of(s.false_terminal_on_healthy, s.healthy_runs),
-                of(s.advisory_on_failed, s.failed_runs),
-                of(s.advisory_on_healthy, s.healthy_runs),
-                tokens(s.tokens_saved_on_failed, s.cost_saved_usd_on_failed),
-                tokens(s.tokens_lost_on_healthy, s.cost_lost_usd_on_healthy),
+                rate_cell(s.cut_on_failed, s.failed_runs, i.cut_on_failed_permille),
+                rate_cell(
+                    s.false_terminal_on_healthy,
+                    s.healthy_runs,
+                    i.cut_on_healthy_permille,
+                ),
+                rate_cell(
+                    s.advisory_on_failed,
+                    s.failed_runs,
+                    i.advisory_on_failed_permille,
+                ),
+                rate_cell(
+                    s.advisory_on_healthy,
+                    s.healthy_runs,
+                    i.advisory_on_healthy_permille,
+                ),
+                tokens_cell(
+                    s.tokens_saved_on_failed,
+                    s.cost_saved_usd_on_failed,
+                    i.tokens_saved_on_failed,
+                ),
+                tokens_cell(
+                    s.tokens_lost_on_healthy,
+                    s.cost_lost_usd_on_healthy,
+                    i.tokens_lost_on_healthy,
+                ),
                 format!(
                     "{} / {}",
-                    p(s.failed_if_fired_permille),
-                    p(s.failed_if_not_fired_permille)
+                    share_cell(s.failed_if_fired_permille, i.failed_if_fired_permille),
+                    share_cell(
+                        s.failed_if_not_fired_permille,
+                        i.failed_if_not_fired_permille
+                    )
                 ),
-                match s.discriminating {
-                    Some(true) => "yes".into(),
-                    Some(false) => "no".into(),
-                    None => "-".into(),
-                },
+                s.discriminates
+                    .map_or_else(|| "-".into(), |d| d.as_str().to_string()),
             ]);
         }
-        writeln!(out, "\nScores\n{t}\n{SAVINGS_ARE_ESTIMATES}")?;
+        let resamples = o.scores.first().map_or(0, |s| s.intervals.resamples);
+        writeln!(
+            out,
+            "\nScores ([low-high]: 95% bootstrap interval over projects, {resamples} resamples)\n{t}\n{SAVINGS_ARE_ESTIMATES}"
+        )?;
     }
     Ok(())
+}
+
+/// A fraction in thousandths as a decimal: `0.27`.
+fn decimal(permille: u32) -> String {
+    format!("{:.2}", f64::from(permille) / 1000.0)
+}
+
+/// `n/total [low-high]`: a count of runs with the interval of its rate.
+fn rate_cell(n: usize, total: usize, interval: Option<[u32; 2]>) -> String {
+    match interval {
+        Some([lo, hi]) => format!("{n}/{total} [{}-{}]", decimal(lo), decimal(hi)),
+        None => format!("{n}/{total}"),
+    }
+}
+
+/// `tokens [low-high] ($)`, or `0` when nothing was saved and nothing priced.
+fn tokens_cell(tokens: u64, usd: Option<f64>, interval: Option<[u64; 2]>) -> String {
+    if tokens == 0 && usd.is_none() {
+        return "0".into();
+    }
+    let range = match interval {
+        Some([lo, hi]) if lo != hi || lo != tokens => {
+            format!(" [{}-{}]", thousands(lo), thousands(hi))
+        }
+        _ => String::new(),
+    };
+    format!("{}{range} ({})", thousands(tokens), cost_cell(usd, 0))
+}
+
+/// A share in thousandths with its interval, `-` when undefined.
+fn share_cell(share: Option<u32>, interval: Option<[u32; 2]>) -> String {
+    match (share, interval) {
+        (Some(p), Some([lo, hi])) => format!("{} [{}-{}]", decimal(p), decimal(lo), decimal(hi)),
+        (Some(p), None) => decimal(p),
+        (None, _) => "-".into(),
+    }
 }

@@ -347,7 +347,7 @@ fn run_report(run: &RunReplay, cost: &RunCost) -> RunReport {
 }
 
 /// Dollars as reported: rounded to a millionth of a dollar, so reports diff cleanly.
-fn dollars(usd: f64) -> f64 {
+pub fn dollars(usd: f64) -> f64 {
     (usd * 1e6).round() / 1e6
 }
 

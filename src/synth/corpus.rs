@@ -31,8 +31,8 @@
 
 use super::eco::ECOS;
 use super::pretty;
-use super::rng::Rng;
 use super::session::session;
+use crate::rng::Rng;
 use serde_json::{json, Value};
 use std::fs;
 use std::io::{self, ErrorKind};

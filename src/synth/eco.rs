@@ -1,7 +1,7 @@
 //! The ecosystems a generated project is built in: commands, files, source-code templates
 //! and the cosmetic variants of a command (seed 000 WO-9).
 
-use super::rng::Rng;
+use crate::rng::Rng;
 
 #[derive(Clone, Copy, PartialEq, Eq)]
 pub(super) enum Lang {

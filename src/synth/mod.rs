@@ -8,7 +8,6 @@ pub mod corpus;
 mod eco;
 pub mod loops;
 mod outputs;
-mod rng;
 mod session;
 
 pub use corpus::{write_corpus, SynthOptions, SynthSummary};

@@ -2,7 +2,7 @@
 //! reports, shaped like each ecosystem's real output.
 
 use super::eco::{fill, Eco, Lang, IDENTS};
-use super::rng::Rng;
+use crate::rng::Rng;
 
 impl Lang {
     pub(super) fn build_errors(self, rng: &mut Rng, eco: &Eco, cwd: &str, n: usize) -> String {

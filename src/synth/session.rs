@@ -3,8 +3,8 @@
 //! context frame every few turns.
 
 use super::eco::{fill, repo_map, rng_pick_str, variant, Eco, IDENTS};
-use super::rng::Rng;
 use super::Run;
+use crate::rng::Rng;
 use serde_json::json;
 
 /// One session being written, with what its frames draw on.
