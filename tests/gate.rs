@@ -402,6 +402,27 @@ fn the_shipped_sweep_marks_defaults_without_false_terminal_firings() {
         .find(|p| p["setting"][1][1] == 2)
         .expect("abandon=2 point");
     assert!(aggressive["false_terminal_on_healthy"].as_u64().expect("n") > 0);
+    // Issue #29: the aggressive point against the defaults, paired on the same runs: it
+    // cuts a larger share of the healthy runs, and the difference's interval holds it.
+    assert_eq!(defaults[0]["versus_default"], json!(null));
+    let versus = &aggressive["versus_default"];
+    let cut_healthy = versus["cut_on_healthy_permille"]
+        .as_i64()
+        .expect("difference");
+    let healthy = aggressive["healthy_runs"].as_i64().expect("runs");
+    let cut = aggressive["false_terminal_on_healthy"]
+        .as_i64()
+        .expect("runs");
+    assert_eq!(cut_healthy, cut * 1000 / healthy, "{versus}");
+    let bounds = &versus["cut_on_healthy_interval"];
+    assert!(bounds[0].as_i64() <= Some(cut_healthy) && Some(cut_healthy) <= bounds[1].as_i64());
+    // Every point carries its intervals and the runs a swept guard only advised on.
+    for p in points {
+        assert!(p["intervals"]["resamples"] == 1000, "{p}");
+        assert!(p["advised_on_failed"].as_u64().is_some(), "{p}");
+        assert!(p["tokens_lost_on_healthy"].as_u64().is_some(), "{p}");
+    }
+    assert!(aggressive["tokens_lost_on_healthy"].as_u64() > Some(0));
 }
 
 /// An OpenHands evaluation output gated with its SWE-bench summary: each instance of

@@ -5,7 +5,7 @@ use super::{load_report, output, EXIT_OK};
 use crate::gate::scores::DEFAULT_RESAMPLES;
 use crate::gate::{compare, judge, junit, score, GuardScore, Labels, Regression, Verdict};
 use crate::output::{Entry, Guard};
-use crate::report::tables::{cost_cell, thousands, SAVINGS_ARE_ESTIMATES};
+use crate::report::tables::{rate_cell, saving_cell, share_cell, SAVINGS_ARE_ESTIMATES};
 use crate::report::Report;
 use anyhow::{bail, Result};
 use comfy_table::{presets, ContentArrangement, Table};
@@ -236,12 +236,12 @@ fn render_table(o: &Outcome, out: &mut dyn Write) -> std::io::Result<()> {
                     s.healthy_runs,
                     i.advisory_on_healthy_permille,
                 ),
-                tokens_cell(
+                saving_cell(
                     s.tokens_saved_on_failed,
                     s.cost_saved_usd_on_failed,
                     i.tokens_saved_on_failed,
                 ),
-                tokens_cell(
+                saving_cell(
                     s.tokens_lost_on_healthy,
                     s.cost_lost_usd_on_healthy,
                     i.tokens_lost_on_healthy,
@@ -265,40 +265,4 @@ fn render_table(o: &Outcome, out: &mut dyn Write) -> std::io::Result<()> {
         )?;
     }
     Ok(())
-}
-
-/// A fraction in thousandths as a decimal: `0.27`.
-fn decimal(permille: u32) -> String {
-    format!("{:.2}", f64::from(permille) / 1000.0)
-}
-
-/// `n/total [low-high]`: a count of runs with the interval of its rate.
-fn rate_cell(n: usize, total: usize, interval: Option<[u32; 2]>) -> String {
-    match interval {
-        Some([lo, hi]) => format!("{n}/{total} [{}-{}]", decimal(lo), decimal(hi)),
-        None => format!("{n}/{total}"),
-    }
-}
-
-/// `tokens [low-high] ($)`, or `0` when nothing was saved and nothing priced.
-fn tokens_cell(tokens: u64, usd: Option<f64>, interval: Option<[u64; 2]>) -> String {
-    if tokens == 0 && usd.is_none() {
-        return "0".into();
-    }
-    let range = match interval {
-        Some([lo, hi]) if lo != hi || lo != tokens => {
-            format!(" [{}-{}]", thousands(lo), thousands(hi))
-        }
-        _ => String::new(),
-    };
-    format!("{}{range} ({})", thousands(tokens), cost_cell(usd, 0))
-}
-
-/// A share in thousandths with its interval, `-` when undefined.
-fn share_cell(share: Option<u32>, interval: Option<[u32; 2]>) -> String {
-    match (share, interval) {
-        (Some(p), Some([lo, hi])) => format!("{} [{}-{}]", decimal(p), decimal(lo), decimal(hi)),
-        (Some(p), None) => decimal(p),
-        (None, _) => "-".into(),
-    }
 }

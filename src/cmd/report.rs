@@ -8,6 +8,7 @@ use super::explain::explain_one;
 use super::input::{Input, REPLAY_ONLY};
 use super::sweep::{parse_params, sweep_points};
 use super::{load_report, EXIT_OK};
+use crate::gate::scores::DEFAULT_RESAMPLES;
 use crate::gate::sweep::Point;
 use crate::gate::Label;
 use crate::gate::Labels;
@@ -91,7 +92,13 @@ pub fn run(args: Args) -> Result<u8> {
     let sweep = match &labels {
         Some(labels) => {
             let params = parse_params(&args.params)?;
-            Some(sweep_points(&args.input, &projects, labels, &params)?)
+            Some(sweep_points(
+                &args.input,
+                &projects,
+                labels,
+                &params,
+                DEFAULT_RESAMPLES,
+            )?)
         }
         None => None,
     };

@@ -3,11 +3,15 @@
 use super::input::{warn_skipped, Input};
 use super::{output, EXIT_OK};
 use crate::config::Config;
-use crate::gate::sweep::{configure, grid, point, Param, Point, Setting, Value};
+use crate::gate::scores::Difference;
+use crate::gate::scores::DEFAULT_RESAMPLES;
+use crate::gate::sweep::{
+    compare_with_default, configure, grid, point, Param, Point, Setting, Value,
+};
 use crate::gate::Labels;
 use crate::ingest::ProjectSource;
 use crate::replay::{replay_all, RunReplay};
-use crate::report::tables::{cost_cell, thousands, SAVINGS_ARE_ESTIMATES};
+use crate::report::tables::{rate_cell, saving_cell, thousands, SAVINGS_ARE_ESTIMATES};
 use crate::report::Report;
 use anyhow::{bail, Context, Result};
 use comfy_table::{presets, CellAlignment, ContentArrangement, Table};
@@ -32,6 +36,9 @@ pub struct Args {
     pub params: Vec<String>,
     #[arg(long, value_enum, default_value_t = SweepFormat::Table)]
     pub format: SweepFormat,
+    /// Bootstrap resamples behind each interval (whole projects are drawn; seeded).
+    #[arg(long, default_value_t = DEFAULT_RESAMPLES, value_name = "N")]
+    pub resamples: u32,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -46,7 +53,7 @@ pub fn run(args: Args) -> Result<u8> {
     let labels = Labels::load(&args.expect)?;
     let params = parse_params(&args.params)?;
     let projects = args.input.projects()?;
-    let (points, runs) = sweep(&args.input, &projects, &labels, &params)?;
+    let (points, runs) = sweep(&args.input, &projects, &labels, &params, args.resamples)?;
     labels.check_matches(runs.iter().map(|r| (r.project.as_str(), r.run_id.as_str())))?;
     warn_skipped(runs.iter().map(|r| &r.problems));
     let mut out = output(None);
@@ -76,8 +83,9 @@ pub fn sweep_points(
     projects: &[ProjectSource],
     labels: &Labels,
     params: &[Param],
+    resamples: u32,
 ) -> Result<Vec<Point>> {
-    Ok(sweep(input, projects, labels, params)?.0)
+    Ok(sweep(input, projects, labels, params, resamples)?.0)
 }
 
 /// The points, and the runs of the first one: every point reads the same input, so its
@@ -87,6 +95,7 @@ fn sweep(
     projects: &[ProjectSource],
     labels: &Labels,
     params: &[Param],
+    resamples: u32,
 ) -> Result<(Vec<Point>, Vec<RunReplay>)> {
     let base = input.config()?;
     let prices = input.prices()?;
@@ -99,12 +108,13 @@ fn sweep(
             .enumerate()
             .map(|(i, (setting, config))| {
                 let runs = replay_all(projects, config, policy, &|| {})?;
-                let scored = point(setting, &Report::build(&runs, &prices), labels);
+                let scored = point(setting, &Report::build(&runs, &prices), labels, resamples);
                 Ok((scored, if i == 0 { runs } else { Vec::new() }))
             })
             .collect::<Result<Vec<_>, crate::replay::ReplayError>>()
     })?;
-    let (points, runs): (Vec<Point>, Vec<Vec<RunReplay>>) = scored.into_iter().unzip();
+    let (mut points, runs): (Vec<Point>, Vec<Vec<RunReplay>>) = scored.into_iter().unzip();
+    compare_with_default(&mut points, resamples);
     Ok((points, runs.into_iter().next().unwrap_or_default()))
 }
 
@@ -152,10 +162,13 @@ fn render(params: &[Param], points: &[Point]) -> Table {
         .collect();
     headers.extend(
         [
-            "tokens saved (failed)",
-            "$ saved (failed)",
+            "saved (failed)",
             "failed runs cut",
             "false terminal (healthy)",
+            "advised only (failed)",
+            "advised only (healthy)",
+            "lost (healthy cut)",
+            "vs default: saved / cut failed / cut healthy",
             "default",
         ]
         .map(String::from),
@@ -165,14 +178,43 @@ fn render(params: &[Param], points: &[Point]) -> Table {
         .set_content_arrangement(ContentArrangement::Disabled)
         .set_header(headers);
     for p in points {
+        let i = &p.intervals;
         let mut row: Vec<String> = p.setting.iter().map(|(_, v)| v.to_string()).collect();
-        row.push(thousands(p.tokens_saved_on_failed));
-        row.push(cost_cell(p.cost_saved_usd_on_failed, 0));
-        row.push(format!("{}/{}", p.failed_cut, p.failed_runs));
-        row.push(format!(
-            "{}/{}",
-            p.false_terminal_on_healthy, p.healthy_runs
+        row.push(saving_cell(
+            p.tokens_saved_on_failed,
+            p.cost_saved_usd_on_failed,
+            i.tokens_saved_on_failed,
         ));
+        row.push(rate_cell(
+            p.failed_cut,
+            p.failed_runs,
+            i.cut_on_failed_permille,
+        ));
+        row.push(rate_cell(
+            p.false_terminal_on_healthy,
+            p.healthy_runs,
+            i.cut_on_healthy_permille,
+        ));
+        row.push(rate_cell(
+            p.advised_on_failed,
+            p.failed_runs,
+            i.advisory_on_failed_permille,
+        ));
+        row.push(rate_cell(
+            p.advised_on_healthy,
+            p.healthy_runs,
+            i.advisory_on_healthy_permille,
+        ));
+        row.push(saving_cell(
+            p.tokens_lost_on_healthy,
+            None,
+            i.tokens_lost_on_healthy,
+        ));
+        row.push(
+            p.versus_default
+                .as_ref()
+                .map_or_else(String::new, difference_cell),
+        );
         row.push(if p.is_default {
             "*".into()
         } else {
@@ -180,10 +222,37 @@ fn render(params: &[Param], points: &[Point]) -> Table {
         });
         t.add_row(row);
     }
-    for i in 0..params.len() + 4 {
+    for i in 0..params.len() + 7 {
         if let Some(col) = t.column_mut(i) {
             col.set_cell_alignment(CellAlignment::Right);
         }
     }
     t
+}
+
+/// A setting against the defaults: `+1,200 [-300..2,900] / +0.07 [0.00..0.13] / ...`.
+fn difference_cell(d: &Difference) -> String {
+    let signed = |n: i64| {
+        let sign = if n < 0 { "-" } else { "+" };
+        format!("{sign}{}", thousands(n.unsigned_abs()))
+    };
+    let share = |n: i32| format!("{:+.2}", f64::from(n) / 1000.0);
+    let tokens = match d.tokens_saved_on_failed_interval {
+        Some([lo, hi]) => format!(
+            "{} [{}..{}]",
+            signed(d.tokens_saved_on_failed),
+            signed(lo),
+            signed(hi)
+        ),
+        None => signed(d.tokens_saved_on_failed),
+    };
+    let rate = |point: i32, interval: Option<[i32; 2]>| match interval {
+        Some([lo, hi]) => format!("{} [{}..{}]", share(point), share(lo), share(hi)),
+        None => share(point),
+    };
+    format!(
+        "{tokens} / {} / {}",
+        rate(d.cut_on_failed_permille, d.cut_on_failed_interval),
+        rate(d.cut_on_healthy_permille, d.cut_on_healthy_interval)
+    )
 }

@@ -107,7 +107,7 @@ impl Intervals {
     /// time. A rate whose count is none or all of its runs gets the rule of three instead
     /// (the 95% bound for no event in n trials: up to 3/n), so "0 of 8" reads as at most
     /// 0.38, not as certainty.
-    fn with_edges(mut self, t: &Tally) -> Self {
+    pub(super) fn with_edges(mut self, t: &Tally) -> Self {
         let fired = t.fired_failed + t.fired_healthy;
         let not_fired = t.failed + t.healthy - fired;
         let edges = [
@@ -115,12 +115,12 @@ impl Intervals {
             (&mut self.cut_on_healthy_permille, t.cut_healthy, t.healthy),
             (
                 &mut self.advisory_on_failed_permille,
-                t.fired_failed - t.cut_failed,
+                t.advised_failed,
                 t.failed,
             ),
             (
                 &mut self.advisory_on_healthy_permille,
-                t.fired_healthy - t.cut_healthy,
+                t.advised_healthy,
                 t.healthy,
             ),
             (&mut self.failed_if_fired_permille, t.fired_failed, fired),
@@ -151,31 +151,46 @@ impl Intervals {
     }
 }
 
+/// What a score counts of one run: whether the guard (or the swept setting) fired on it,
+/// whether it was cut short, and the tokens and dollars the firings saved.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct RunOutcome {
+    pub fired: bool,
+    pub cut: bool,
+    pub saved: u64,
+    pub usd: Option<f64>,
+}
+
 /// What one guard did on a set of labeled runs: every score is made of these counts.
-#[derive(Debug, Clone, Copy, Default)]
-struct Tally {
-    failed: u64,
-    healthy: u64,
-    fired_failed: u64,
-    fired_healthy: u64,
-    cut_failed: u64,
-    cut_healthy: u64,
-    saved_failed: u64,
-    lost_healthy: u64,
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct Tally {
+    pub(super) failed: u64,
+    pub(super) healthy: u64,
+    pub(super) fired_failed: u64,
+    pub(super) fired_healthy: u64,
+    pub(super) cut_failed: u64,
+    pub(super) cut_healthy: u64,
+    /// Fired on, and not cut short.
+    pub(super) advised_failed: u64,
+    pub(super) advised_healthy: u64,
+    pub(super) saved_failed: u64,
+    pub(super) lost_healthy: u64,
     /// Dollars, and whether any run behind them was priced.
-    saved_usd_failed: Option<f64>,
-    lost_usd_healthy: Option<f64>,
+    pub(super) saved_usd_failed: Option<f64>,
+    pub(super) lost_usd_healthy: Option<f64>,
 }
 
 /// The figures that carry an interval, in the order of [`Intervals`]' fields.
 const FIGURES: usize = 12;
 
 impl Tally {
-    fn of(run: &RunReport, label: Label, guard: &str) -> Self {
-        let fired = run.firings.iter().any(|f| f.guard == guard);
-        let cut = cuts(run, guard);
-        let saved = run.savings.by_guard.get(guard).copied().unwrap_or(0);
-        let usd = run.cost_saved_by(guard);
+    fn of(label: Label, outcome: RunOutcome) -> Self {
+        let RunOutcome {
+            fired,
+            cut,
+            saved,
+            usd,
+        } = outcome;
         let failed = label == Label::Failed;
         Self {
             failed: u64::from(failed),
@@ -184,6 +199,8 @@ impl Tally {
             fired_healthy: u64::from(!failed && fired),
             cut_failed: u64::from(failed && cut),
             cut_healthy: u64::from(!failed && cut),
+            advised_failed: u64::from(failed && fired && !cut),
+            advised_healthy: u64::from(!failed && fired && !cut),
             saved_failed: if failed { saved } else { 0 },
             lost_healthy: if !failed && cut { saved } else { 0 },
             saved_usd_failed: usd.filter(|_| failed),
@@ -202,6 +219,8 @@ impl Tally {
         self.fired_healthy += other.fired_healthy;
         self.cut_failed += other.cut_failed;
         self.cut_healthy += other.cut_healthy;
+        self.advised_failed += other.advised_failed;
+        self.advised_healthy += other.advised_healthy;
         self.saved_failed += other.saved_failed;
         self.lost_healthy += other.lost_healthy;
         self.saved_usd_failed = plus(self.saved_usd_failed, other.saved_usd_failed);
@@ -216,8 +235,8 @@ impl Tally {
         [
             rate(self.cut_failed, self.failed),
             rate(self.cut_healthy, self.healthy),
-            rate(self.fired_failed - self.cut_failed, self.failed),
-            rate(self.fired_healthy - self.cut_healthy, self.healthy),
+            rate(self.advised_failed, self.failed),
+            rate(self.advised_healthy, self.healthy),
             Some(self.saved_failed as f64),
             Some(self.lost_healthy as f64),
             self.saved_usd_failed,
@@ -254,9 +273,13 @@ pub fn score(report: &Report, labels: &Labels, resamples: u32) -> Vec<GuardScore
         .iter()
         .map(|entry| {
             let id = entry.guard.as_str();
-            let projects = per_project(&labeled, id);
-            let mut whole = Tally::default();
-            projects.iter().for_each(|t| whole.add(t));
+            let projects = tallies(&labeled, |run| RunOutcome {
+                fired: run.firings.iter().any(|f| f.guard == id),
+                cut: cuts(run, id),
+                saved: run.savings.by_guard.get(id).copied().unwrap_or(0),
+                usd: run.cost_saved_by(id),
+            });
+            let whole = total(&projects);
             let intervals = bootstrap(&projects, resamples).with_edges(&whole);
             let mut turns: Vec<u32> = failed
                 .iter()
@@ -291,8 +314,8 @@ pub fn score(report: &Report, labels: &Labels, resamples: u32) -> Vec<GuardScore
                 cost_saved_usd_on_failed: dollar_sum(failed.iter().map(|r| r.cost_saved_by(id))),
                 fired_on_healthy: count(whole.fired_healthy),
                 cut_on_failed: count(whole.cut_failed),
-                advisory_on_failed: count(whole.fired_failed - whole.cut_failed),
-                advisory_on_healthy: count(whole.fired_healthy - whole.cut_healthy),
+                advisory_on_failed: count(whole.advised_failed),
+                advisory_on_healthy: count(whole.advised_healthy),
                 tokens_lost_on_healthy: sum_tokens(
                     cut_healthy
                         .iter()
@@ -311,32 +334,47 @@ pub fn score(report: &Report, labels: &Labels, resamples: u32) -> Vec<GuardScore
 }
 
 /// One tally per project, in project order (the order the bootstrap draws from).
-fn per_project(labeled: &[(&RunReport, Label)], guard: &str) -> Vec<Tally> {
+pub(super) fn tallies(
+    labeled: &[(&RunReport, Label)],
+    outcome: impl Fn(&RunReport) -> RunOutcome,
+) -> Vec<Tally> {
     let mut projects: BTreeMap<&str, Tally> = BTreeMap::new();
     for (run, label) in labeled {
         projects
             .entry(run.project.as_str())
             .or_default()
-            .add(&Tally::of(run, *label, guard));
+            .add(&Tally::of(*label, outcome(run)));
     }
     projects.into_values().collect()
+}
+
+/// The sum of `projects`.
+pub(super) fn total(projects: &[Tally]) -> Tally {
+    let mut whole = Tally::default();
+    projects.iter().for_each(|t| whole.add(t));
+    whole
+}
+
+/// The projects each resample draws, by index: as many as there are, with replacement.
+/// One seed, so every caller (every guard, every setting) draws the same sequence.
+fn draws(projects: usize, resamples: u32) -> impl Iterator<Item = Vec<usize>> {
+    let mut rng = Rng::new(SEED);
+    let n = projects as u64;
+    (0..resamples)
+        .take_while(move |_| n > 0)
+        .map(move |_| (0..n).map(|_| rng.below(n) as usize).collect())
 }
 
 /// 95% intervals of every figure over `resamples` draws of as many projects as there are,
 /// with replacement. Every guard draws the same projects (one seed), so figures of two
 /// guards are compared on the same resamples.
-fn bootstrap(projects: &[Tally], resamples: u32) -> Intervals {
+pub(super) fn bootstrap(projects: &[Tally], resamples: u32) -> Intervals {
     let mut values: Vec<Vec<f64>> = vec![Vec::new(); FIGURES];
-    if !projects.is_empty() {
-        let mut rng = Rng::new(SEED);
-        for _ in 0..resamples {
-            let mut drawn = Tally::default();
-            for _ in 0..projects.len() {
-                drawn.add(&projects[rng.below(projects.len() as u64) as usize]);
-            }
-            for (i, figure) in drawn.figures().into_iter().enumerate() {
-                values[i].extend(figure);
-            }
+    for drawn in draws(projects.len(), resamples) {
+        let mut sum = Tally::default();
+        drawn.iter().for_each(|&i| sum.add(&projects[i]));
+        for (i, figure) in sum.figures().into_iter().enumerate() {
+            values[i].extend(figure);
         }
     }
     let bounds: Vec<Option<[f64; 2]>> = values.iter_mut().map(|v| percentiles(v)).collect();
@@ -358,6 +396,52 @@ fn bootstrap(projects: &[Tally], resamples: u32) -> Intervals {
         failed_if_not_fired_permille: rate(bounds(9)),
         fired_on_failed_permille: rate(bounds(10)),
         fired_on_healthy_permille: rate(bounds(11)),
+    }
+}
+
+/// One setting against another over the same runs: its figure minus the other's, with the
+/// 95% interval of that difference (both drawn on the same projects, so what the runs
+/// share cancels out).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Difference {
+    pub tokens_saved_on_failed: i64,
+    pub tokens_saved_on_failed_interval: Option<[i64; 2]>,
+    /// Shares of the failed runs cut, and of the healthy runs cut, in thousandths.
+    pub cut_on_failed_permille: i32,
+    pub cut_on_failed_interval: Option<[i32; 2]>,
+    pub cut_on_healthy_permille: i32,
+    pub cut_on_healthy_interval: Option<[i32; 2]>,
+}
+
+/// `a` minus `b`, project by project the same runs (`a[i]` and `b[i]` are one project).
+pub(super) fn paired(a: &[Tally], b: &[Tally], resamples: u32) -> Difference {
+    let delta = |x: &Tally, y: &Tally| -> [Option<f64>; 3] {
+        let (fx, fy) = (x.figures(), y.figures());
+        let minus = |i: usize| fx[i].zip(fy[i]).map(|(p, q)| p - q);
+        [minus(4), minus(0), minus(1)]
+    };
+    let mut values: Vec<Vec<f64>> = vec![Vec::new(); 3];
+    for drawn in draws(a.len().min(b.len()), resamples) {
+        let (mut x, mut y) = (Tally::default(), Tally::default());
+        for &i in &drawn {
+            x.add(&a[i]);
+            y.add(&b[i]);
+        }
+        for (i, d) in delta(&x, &y).into_iter().enumerate() {
+            values[i].extend(d);
+        }
+    }
+    let bounds: Vec<Option<[f64; 2]>> = values.iter_mut().map(|v| percentiles(v)).collect();
+    let thousandths = |x: f64| (x * 1000.0).round() as i32;
+    let point = delta(&total(a), &total(b));
+    Difference {
+        tokens_saved_on_failed: point[0].unwrap_or(0.0).round() as i64,
+        tokens_saved_on_failed_interval: bounds[0]
+            .map(|[lo, hi]| [lo.round() as i64, hi.round() as i64]),
+        cut_on_failed_permille: point[1].map_or(0, thousandths),
+        cut_on_failed_interval: bounds[1].map(|[lo, hi]| [thousandths(lo), thousandths(hi)]),
+        cut_on_healthy_permille: point[2].map_or(0, thousandths),
+        cut_on_healthy_interval: bounds[2].map(|[lo, hi]| [thousandths(lo), thousandths(hi)]),
     }
 }
 

@@ -3,9 +3,12 @@
 //! from a trade-off (issue #4), with the seeds' defaults marked.
 
 use super::labels::{Label, Labels};
-use super::scores::permille;
+use super::scores::{
+    bootstrap, paired, permille, tallies, total, Difference, Intervals, RunOutcome, Tally,
+};
 use crate::config::{resolve_guard, Config, ConfigError};
-use crate::report::{dollar_sum, Report};
+use crate::model::sum_tokens;
+use crate::report::{dollar_sum, Report, RunReport};
 use serde::Serialize;
 
 /// One swept parameter: `guard.key` and the values it takes.
@@ -159,7 +162,8 @@ pub fn configure(base: &Config, setting: &[(String, Value)]) -> Result<Config, C
     Ok(config)
 }
 
-/// How one setting fares over the labeled corpus.
+/// How one setting fares over the labeled corpus (docs/GATE.md, *hindsight sweep*): the
+/// combined effect of every guard at that setting, since a cut by any guard ends a run.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Point {
     pub setting: Setting,
@@ -175,47 +179,86 @@ pub struct Point {
     pub failed_runs: usize,
     pub healthy_runs: usize,
     pub failed_cut_permille: u32,
+    /// Runs a swept guard fired on that nothing cut short.
+    pub advised_on_failed: usize,
+    pub advised_on_healthy: usize,
+    /// The combined savings of the healthy runs cut short: the work the false cuts lose.
+    pub tokens_lost_on_healthy: u64,
+    pub cost_lost_usd_on_healthy: Option<f64>,
+    /// 95% bootstrap intervals over projects (docs/GATE.md, *Intervals*).
+    pub intervals: Intervals,
+    /// This setting against the seeds' defaults on the same runs, when the grid holds the
+    /// defaults (and this is not it).
+    pub versus_default: Option<Difference>,
+    /// Per-project tallies, for the paired comparison.
+    #[serde(skip)]
+    tallies: Vec<Tally>,
 }
 
-/// Scores one replayed setting.
-pub fn point(setting: Setting, report: &Report, labels: &Labels) -> Point {
-    let mut p = Point {
+/// Scores one replayed setting, with `resamples` bootstrap resamples.
+pub fn point(setting: Setting, report: &Report, labels: &Labels, resamples: u32) -> Point {
+    let swept: Vec<&str> = setting
+        .iter()
+        .filter_map(|(name, _)| name.split_once('.').map(|(guard, _)| guard))
+        .collect();
+    let labeled: Vec<(&RunReport, Label)> = report
+        .runs
+        .iter()
+        .filter_map(|r| labels.get(r).map(|l| (r, l.label)))
+        .collect();
+    let projects = tallies(&labeled, |run| RunOutcome {
+        fired: run
+            .firings
+            .iter()
+            .any(|f| swept.contains(&f.guard.as_str())),
+        cut: run.savings.cut_at_turn.is_some(),
+        saved: run.savings.combined,
+        usd: run.savings.cost_saved_usd.as_ref().map(|c| c.combined),
+    });
+    let whole = total(&projects);
+    let count = |n: u64| n as usize;
+    let on = |label: Label| {
+        labeled
+            .iter()
+            .filter(move |(_, l)| *l == label)
+            .map(|(r, _)| *r)
+    };
+    let cut_healthy = || on(Label::Healthy).filter(|r| r.savings.cut_at_turn.is_some());
+    Point {
         is_default: is_default(&setting),
         setting,
-        tokens_saved_on_failed: 0,
-        cost_saved_usd_on_failed: None,
-        false_terminal_on_healthy: 0,
-        failed_cut: 0,
-        failed_runs: 0,
-        healthy_runs: 0,
-        failed_cut_permille: 0,
+        tokens_saved_on_failed: sum_tokens(on(Label::Failed).map(|r| r.savings.combined)),
+        cost_saved_usd_on_failed: dollar_sum(
+            on(Label::Failed).map(|r| r.savings.cost_saved_usd.as_ref().map(|c| c.combined)),
+        ),
+        false_terminal_on_healthy: count(whole.cut_healthy),
+        failed_cut: count(whole.cut_failed),
+        failed_runs: count(whole.failed),
+        healthy_runs: count(whole.healthy),
+        failed_cut_permille: permille(count(whole.cut_failed), count(whole.failed)),
+        advised_on_failed: count(whole.advised_failed),
+        advised_on_healthy: count(whole.advised_healthy),
+        tokens_lost_on_healthy: sum_tokens(cut_healthy().map(|r| r.savings.combined)),
+        cost_lost_usd_on_healthy: dollar_sum(
+            cut_healthy().map(|r| r.savings.cost_saved_usd.as_ref().map(|c| c.combined)),
+        ),
+        intervals: bootstrap(&projects, resamples).with_edges(&whole),
+        versus_default: None,
+        tallies: projects,
+    }
+}
+
+/// Sets every point's comparison with the defaults' point, when the grid holds it.
+pub fn compare_with_default(points: &mut [Point], resamples: u32) {
+    let Some(default) = points.iter().position(|p| p.is_default) else {
+        return;
     };
-    for run in &report.runs {
-        let terminal = run.savings.cut_at_turn.is_some();
-        match labels.get(run).map(|l| l.label) {
-            Some(Label::Failed) => {
-                p.failed_runs += 1;
-                p.tokens_saved_on_failed = p
-                    .tokens_saved_on_failed
-                    .saturating_add(run.savings.combined);
-                p.failed_cut += usize::from(terminal);
-            }
-            Some(Label::Healthy) => {
-                p.healthy_runs += 1;
-                p.false_terminal_on_healthy += usize::from(terminal);
-            }
-            None => {}
+    let base = points[default].tallies.clone();
+    for (i, p) in points.iter_mut().enumerate() {
+        if i != default {
+            p.versus_default = Some(paired(&p.tallies, &base, resamples));
         }
     }
-    p.cost_saved_usd_on_failed = dollar_sum(
-        report
-            .runs
-            .iter()
-            .filter(|r| labels.get(r).map(|l| l.label) == Some(Label::Failed))
-            .map(|r| r.savings.cost_saved_usd.as_ref().map(|c| c.combined)),
-    );
-    p.failed_cut_permille = permille(p.failed_cut, p.failed_runs);
-    p
 }
 
 fn is_default(setting: &[(String, Value)]) -> bool {

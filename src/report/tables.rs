@@ -326,3 +326,39 @@ pub fn notes(report: &Report) -> Vec<String> {
     }
     notes
 }
+
+/// A fraction in thousandths as a decimal: `0.27`.
+pub fn decimal(permille: u32) -> String {
+    format!("{:.2}", f64::from(permille) / 1000.0)
+}
+
+/// `n/total [low-high]`: a count of runs with the interval of its rate.
+pub fn rate_cell(n: usize, total: usize, interval: Option<[u32; 2]>) -> String {
+    match interval {
+        Some([lo, hi]) => format!("{n}/{total} [{}-{}]", decimal(lo), decimal(hi)),
+        None => format!("{n}/{total}"),
+    }
+}
+
+/// `tokens [low-high] ($)`, or `0` when nothing was saved and nothing priced.
+pub fn saving_cell(tokens: u64, usd: Option<f64>, interval: Option<[u64; 2]>) -> String {
+    if tokens == 0 && usd.is_none() {
+        return "0".into();
+    }
+    let range = match interval {
+        Some([lo, hi]) if lo != hi || lo != tokens => {
+            format!(" [{}-{}]", thousands(lo), thousands(hi))
+        }
+        _ => String::new(),
+    };
+    format!("{}{range} ({})", thousands(tokens), cost_cell(usd, 0))
+}
+
+/// A share in thousandths with its interval, `-` when undefined.
+pub fn share_cell(share: Option<u32>, interval: Option<[u32; 2]>) -> String {
+    match (share, interval) {
+        (Some(p), Some([lo, hi])) => format!("{} [{}-{}]", decimal(p), decimal(lo), decimal(hi)),
+        (Some(p), None) => decimal(p),
+        (None, _) => "-".into(),
+    }
+}
