@@ -549,25 +549,7 @@ fn a_resolved_unresolved_summary_labels_runs() {
         "error": [],
     });
     fs::write(dir.path().join("results.json"), text.to_string()).expect("write");
-    let out = hindsight()
-        .current_dir(dir.path())
-        .args([
-            "gate",
-            "trajs",
-            "--labels",
-            "results.json",
-            "--format",
-            "json",
-        ])
-        .output()
-        .expect("runs");
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let outcome: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json");
+    let outcome = gate_json(dir.path(), &["trajs", "--labels", "results.json"]);
     for score in outcome["scores"].as_array().expect("scores") {
         assert_eq!(
             (&score["failed_runs"], &score["healthy_runs"]),
@@ -641,18 +623,7 @@ fn run_names_are_relative_to_the_labels_file() {
         (dir.path().to_path_buf(), "trajs", "trajs/labels.json"),
         (dir.path().join("trajs"), ".", "labels.json"),
     ] {
-        let out = hindsight()
-            .current_dir(&cwd)
-            .args(["gate", corpus, "--labels", file, "--format", "json"])
-            .output()
-            .expect("runs");
-        assert_eq!(
-            out.status.code(),
-            Some(0),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        let outcome: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json");
+        let outcome = gate_json(&cwd, &[corpus, "--labels", file]);
         assert_eq!(
             outcome["scores"][0]["failed_runs"],
             json!(ids.len()),
@@ -807,4 +778,23 @@ fn scores_are_counts_from_the_report() {
         // With the early breaker, some healthy run is cut and its work counted as lost.
         assert_eq!(healthy_cut_somewhere, !settings.is_empty());
     }
+}
+
+/// Runs `hindsight gate ARGS --format json` in `cwd`, which must pass (exit 0), and gives
+/// its outcome.
+fn gate_json(cwd: &Path, args: &[&str]) -> serde_json::Value {
+    let out = hindsight()
+        .current_dir(cwd)
+        .arg("gate")
+        .args(args)
+        .args(["--format", "json"])
+        .output()
+        .expect("runs");
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).expect("json")
 }

@@ -89,12 +89,7 @@ pub fn run(args: Args) -> Result<u8> {
         None => replayed(&args)?,
     };
     if let Some(labels) = &labels {
-        labels.check_matches(
-            report
-                .runs
-                .iter()
-                .map(|r| (r.project.as_str(), r.run_id.as_str())),
-        )?;
+        labels.check_report(&report)?;
     }
     let outcome = Outcome {
         verdicts: labels

@@ -82,12 +82,7 @@ pub fn run(args: Args) -> Result<u8> {
         .with_shard(args.input.shard);
     let labels = args.expect.as_deref().map(Labels::load).transpose()?;
     if let Some(labels) = &labels {
-        labels.check_matches(
-            report
-                .runs
-                .iter()
-                .map(|r| (r.project.as_str(), r.run_id.as_str())),
-        )?;
+        labels.check_report(&report)?;
     }
     let sweep = match &labels {
         Some(labels) => {

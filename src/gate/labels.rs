@@ -5,7 +5,7 @@
 //! directory, so the file travels with its corpus.
 
 use crate::guards::registry;
-use crate::report::RunReport;
+use crate::report::{Report, RunReport};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -238,6 +238,16 @@ impl Labels {
             three(self.file.runs.keys().take(3).map(String::as_str).collect()),
             three(replayed.iter().take(3).map(String::as_str).collect()),
         )))
+    }
+
+    /// [`Labels::check_matches`] over the runs of `report`.
+    pub fn check_report(&self, report: &Report) -> Result<(), LabelsError> {
+        self.check_matches(
+            report
+                .runs
+                .iter()
+                .map(|r| (r.project.as_str(), r.run_id.as_str())),
+        )
     }
 
     /// The label of the run `run_id` of `project`, if it has one.
