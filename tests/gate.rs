@@ -798,3 +798,76 @@ fn gate_json(cwd: &Path, args: &[&str]) -> serde_json::Value {
     );
     serde_json::from_slice(&out.stdout).expect("json")
 }
+
+/// Issue #29: a folder holding several evaluation sets of the same instance ids is labelled
+/// by one summary per set, `--labels DIR=FILE` (repeatable); a run under DIR is named
+/// `DIR:runId` and labelled by that summary only.
+#[test]
+fn summaries_scoped_to_folders_label_each_set() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let ids = trajectories(dir.path());
+    for set in ["set_a", "set_b"] {
+        fs::rename(dir.path().join("trajs"), dir.path().join(set)).expect("move");
+        trajectories(dir.path());
+    }
+    // The same instance resolved in one set, unresolved in the other.
+    let summary = |resolved: &[&String], unresolved: &[&String]| {
+        json!({"resolved_ids": resolved, "unresolved_ids": unresolved}).to_string()
+    };
+    fs::write(
+        dir.path().join("set_a/results.json"),
+        summary(&[&ids[0]], &[&ids[1]]),
+    )
+    .expect("write");
+    fs::write(
+        dir.path().join("set_b/results.json"),
+        summary(&[&ids[1]], &[&ids[0], &ids[2]]),
+    )
+    .expect("write");
+    let outcome = gate_json(
+        dir.path(),
+        &[
+            "set_a",
+            "set_b",
+            "--labels",
+            "set_a=set_a/results.json",
+            "--labels",
+            "set_b=set_b/results.json",
+        ],
+    );
+    let score = &outcome["scores"][0];
+    assert_eq!(
+        (&score["failed_runs"], &score["healthy_runs"]),
+        (&json!(3), &json!(2)),
+        "{score}"
+    );
+    let judged: Vec<&str> = outcome["verdicts"]
+        .as_array()
+        .expect("verdicts")
+        .iter()
+        .map(|v| v["run"].as_str().expect("run"))
+        .collect();
+    assert_eq!(
+        judged,
+        [format!("set_a:{}", ids[0]), format!("set_b:{}", ids[1])],
+        "the healthy run of each set is judged, by its own summary"
+    );
+    // Each source must be scoped, and scoped sources must be summaries.
+    fs::write(
+        dir.path().join("expectations.json"),
+        json!({"version": 1, "runs": {}}).to_string(),
+    )
+    .expect("write");
+    for labels in [
+        &["set_a=set_a/results.json", "set_b/results.json"][..],
+        &["set_a=expectations.json"][..],
+        &["set_a=set_a/results.json", "set_a=set_b/results.json"][..],
+    ] {
+        let mut cmd = hindsight();
+        cmd.current_dir(dir.path()).args(["gate", "set_a", "set_b"]);
+        for l in labels {
+            cmd.args(["--labels", l]);
+        }
+        cmd.assert().code(2);
+    }
+}

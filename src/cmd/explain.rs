@@ -3,7 +3,7 @@
 
 use super::input::Input;
 use super::{write_staged, EXIT_OK};
-use crate::gate::{Label, Labels};
+use crate::gate::{Label, LabelSpec, Labels};
 use crate::ingest::{self, ProjectSource};
 use crate::output::Entry;
 use crate::report::explain::{self, Explain, Format};
@@ -41,8 +41,8 @@ pub struct Args {
     pub run: Option<String>,
     /// Labels (docs/GATE.md): without --run, the runs labelled failed; each page shows
     /// its run's label.
-    #[arg(long, value_name = "FILE", visible_alias = "expect")]
-    pub labels: Option<PathBuf>,
+    #[arg(long, value_name = "FILE|DIR=FILE", visible_alias = "expect")]
+    pub labels: Vec<LabelSpec>,
     #[arg(long, value_enum, default_value_t = Format::Text)]
     pub format: Format,
     /// Write the page here instead of stdout.
@@ -54,9 +54,10 @@ pub fn run(args: Args) -> Result<u8> {
     let (input, wanted) = wanted_run(&args.input, args.run.as_deref())?;
     let config = input.config()?;
     let prices = input.prices()?;
-    let labels = args.labels.as_deref().map(Labels::load).transpose()?;
+    let labels = Labels::load_specs(&args.labels)?;
     let projects = input.projects()?;
-    let guard = input.guard(&projects, &[args.labels.as_deref()]);
+    let files: Vec<_> = Labels::files(&args.labels).collect();
+    let guard = input.guard(&projects, &files);
     if let Some(out) = &args.out {
         guard.check(out, Entry::Replaced)?;
     }

@@ -3,7 +3,9 @@
 use super::input::{Input, REPLAY_ONLY};
 use super::{load_report, output, EXIT_OK};
 use crate::gate::scores::DEFAULT_RESAMPLES;
-use crate::gate::{compare, judge, junit, score, GuardScore, Labels, Regression, Verdict};
+use crate::gate::{
+    compare, judge, junit, score, GuardScore, LabelSpec, Labels, Regression, Verdict,
+};
 use crate::output::{Entry, Guard};
 use crate::report::tables::{rate_cell, saving_cell, share_cell, SAVINGS_ARE_ESTIMATES};
 use crate::report::Report;
@@ -37,8 +39,10 @@ pub struct Args {
     #[arg(long, value_name = "REPORT.json", conflicts_with_all = REPLAY_ONLY)]
     pub from: Option<PathBuf>,
     /// Labels and per-guard expectations (docs/GATE.md).
-    #[arg(long, visible_alias = "labels")]
-    pub expect: Option<PathBuf>,
+    /// Labels: a labels file or evaluation summary, or `DIR=FILE` (repeatable), a summary
+    /// that labels only the runs under DIR (docs/GATE.md).
+    #[arg(long, visible_alias = "labels", value_name = "FILE|DIR=FILE")]
+    pub expect: Vec<LabelSpec>,
     /// A saved `hindsight replay --format json` to compare with.
     #[arg(long)]
     pub baseline: Option<PathBuf>,
@@ -71,7 +75,7 @@ struct Outcome {
 }
 
 pub fn run(args: Args) -> Result<u8> {
-    if args.expect.is_none() && args.baseline.is_none() {
+    if args.expect.is_empty() && args.baseline.is_none() {
         bail!("nothing to judge: give --expect FILE, --baseline REPORT.json, or both");
     }
     if !(0.0..=1.0).contains(&args.tolerance) {
@@ -82,7 +86,7 @@ pub fn run(args: Args) -> Result<u8> {
     }
     // External guards first: a label may name one.
     args.input.install_guards()?;
-    let labels = args.expect.as_deref().map(Labels::load).transpose()?;
+    let labels = Labels::load_specs(&args.expect)?;
     let baseline = args.baseline.as_deref().map(load_report).transpose()?;
     let (report, guard) = match &args.from {
         Some(from) => from_report(from, &args)?,
@@ -132,8 +136,10 @@ pub fn run(args: Args) -> Result<u8> {
 }
 
 /// The files gate reads besides the recorded runs.
-fn read_files(args: &Args) -> [Option<&std::path::Path>; 2] {
-    [args.expect.as_deref(), args.baseline.as_deref()]
+fn read_files(args: &Args) -> Vec<Option<&std::path::Path>> {
+    Labels::files(&args.expect)
+        .chain([args.baseline.as_deref()])
+        .collect()
 }
 
 /// The report of a saved JSON report (`--from`), and the guard over what gate reads.

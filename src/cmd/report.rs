@@ -11,7 +11,7 @@ use super::{load_report, EXIT_OK};
 use crate::gate::scores::DEFAULT_RESAMPLES;
 use crate::gate::sweep::Point;
 use crate::gate::Label;
-use crate::gate::Labels;
+use crate::gate::{LabelSpec, Labels};
 use crate::output::{Entry, Guard};
 use crate::replay::RunReplay;
 use crate::report::charts::{self, ChartData, ChartFile, ChartKind, SweepPoint};
@@ -55,8 +55,10 @@ pub struct Args {
     #[arg(long)]
     pub out_dir: PathBuf,
     /// Labels (docs/GATE.md): adds the threshold-sweep chart.
-    #[arg(long, visible_alias = "labels")]
-    pub expect: Option<PathBuf>,
+    /// Labels: a labels file or evaluation summary, or `DIR=FILE` (repeatable), a summary
+    /// that labels only the runs under DIR (docs/GATE.md).
+    #[arg(long, visible_alias = "labels", value_name = "FILE|DIR=FILE")]
+    pub expect: Vec<LabelSpec>,
     /// Sweep parameters for the sweep chart (with --expect).
     #[arg(long = "param", default_values_t = ["breaker.stalled=2..4".to_string(), "breaker.abandon=2..7".to_string()])]
     pub params: Vec<String>,
@@ -74,13 +76,14 @@ pub fn run(args: Args) -> Result<u8> {
     let config = args.input.config()?;
     let prices = args.input.prices()?;
     let projects = args.input.projects()?;
-    let guard = args.input.guard(&projects, &[args.expect.as_deref()]);
+    let files: Vec<_> = Labels::files(&args.expect).collect();
+    let guard = args.input.guard(&projects, &files);
     guard.check(&args.out_dir, Entry::Followed)?;
     let runs = args.input.replay(&projects, &config)?;
     let report = Report::build(&runs, &prices)
         .with_unread(&projects.unread, &projects.skipped_files)
         .with_shard(args.input.shard);
-    let labels = args.expect.as_deref().map(Labels::load).transpose()?;
+    let labels = Labels::load_specs(&args.expect)?;
     if let Some(labels) = &labels {
         labels.check_report(&report)?;
     }

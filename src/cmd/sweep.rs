@@ -8,7 +8,7 @@ use crate::gate::scores::DEFAULT_RESAMPLES;
 use crate::gate::sweep::{
     compare_with_default, configure, grid, point, Param, Point, Setting, Value,
 };
-use crate::gate::Labels;
+use crate::gate::{LabelSpec, Labels};
 use crate::ingest::ProjectSource;
 use crate::replay::{replay_all, RunReplay};
 use crate::report::tables::{rate_cell, saving_cell, thousands, SAVINGS_ARE_ESTIMATES};
@@ -17,7 +17,6 @@ use anyhow::{bail, Context, Result};
 use comfy_table::{presets, CellAlignment, ContentArrangement, Table};
 use rayon::prelude::*;
 use std::io::Write;
-use std::path::PathBuf;
 
 #[derive(Debug, clap::Args)]
 #[command(
@@ -29,8 +28,15 @@ pub struct Args {
     #[command(flatten)]
     pub input: Input,
     /// Labels saying which runs failed and which were healthy (docs/GATE.md).
-    #[arg(long, visible_alias = "labels")]
-    pub expect: PathBuf,
+    /// A labels file or evaluation summary, or `DIR=FILE` (repeatable): a summary that
+    /// labels only the runs under DIR.
+    #[arg(
+        long,
+        visible_alias = "labels",
+        value_name = "FILE|DIR=FILE",
+        required = true
+    )]
+    pub expect: Vec<LabelSpec>,
     /// `guard.key=FROM..TO` (inclusive) or `guard.key=A,B,C`; repeat for a grid.
     #[arg(long = "param", required = true)]
     pub params: Vec<String>,
@@ -50,7 +56,7 @@ pub enum SweepFormat {
 pub fn run(args: Args) -> Result<u8> {
     // External guards first: a label or a --param may name one.
     args.input.install_guards()?;
-    let labels = Labels::load(&args.expect)?;
+    let labels = Labels::load_specs(&args.expect)?.context("--expect: no labels given")?;
     let params = parse_params(&args.params)?;
     let projects = args.input.projects()?;
     let (points, runs) = sweep(&args.input, &projects, &labels, &params, args.resamples)?;

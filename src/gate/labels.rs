@@ -110,6 +110,40 @@ pub struct Labels {
     /// then a labeled instance that was not replayed is not a failure, since a results
     /// file usually covers more instances than the trajectories at hand.
     by_run_id: bool,
+    /// Summaries each scoped to a folder (`--labels DIR=FILE`): a run under DIR (as given,
+    /// and resolved) is named `DIR:runId` and labelled by that summary only.
+    scopes: Vec<(String, PathBuf)>,
+}
+
+/// One `--labels` value: a labels file, or `DIR=FILE`, an evaluation summary that labels
+/// only the runs under DIR (a folder holding several evaluation sets of the same ids).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LabelSpec {
+    pub scope: Option<PathBuf>,
+    pub file: PathBuf,
+}
+
+impl std::str::FromStr for LabelSpec {
+    type Err = String;
+
+    fn from_str(text: &str) -> Result<Self, Self::Err> {
+        // A file whose own name holds `=` is a file.
+        match text.split_once('=') {
+            Some((dir, file)) if !Path::new(text).is_file() => {
+                if dir.is_empty() || file.is_empty() {
+                    return Err(format!("{text}: expected FILE or DIR=FILE"));
+                }
+                Ok(Self {
+                    scope: Some(PathBuf::from(dir)),
+                    file: PathBuf::from(file),
+                })
+            }
+            _ => Ok(Self {
+                scope: None,
+                file: PathBuf::from(text),
+            }),
+        }
+    }
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -133,6 +167,7 @@ impl Labels {
                 path: path.display().to_string(),
                 base: PathBuf::from("."),
                 by_run_id: true,
+                scopes: Vec::new(),
             });
         }
         let file: LabelFile = serde_json::from_value(value).map_err(|e| invalid(e.to_string()))?;
@@ -164,7 +199,76 @@ impl Labels {
             path: path.display().to_string(),
             base: base.canonicalize().unwrap_or(base),
             by_run_id: false,
+            scopes: Vec::new(),
         })
+    }
+
+    /// The labels `--labels` gives: none, one labels file, or evaluation summaries each
+    /// scoped to a folder (`DIR=FILE`, repeatable).
+    pub fn load_specs(specs: &[LabelSpec]) -> Result<Option<Self>, LabelsError> {
+        match specs {
+            [] => Ok(None),
+            [LabelSpec { scope: None, file }] => Self::load(file).map(Some),
+            _ => Self::load_scoped(specs).map(Some),
+        }
+    }
+
+    fn load_scoped(specs: &[LabelSpec]) -> Result<Self, LabelsError> {
+        let path = specs
+            .iter()
+            .map(|s| s.file.display().to_string())
+            .collect::<Vec<_>>()
+            .join(", ");
+        let mut merged = Self {
+            file: LabelFile {
+                version: 1,
+                runs: BTreeMap::new(),
+            },
+            path,
+            base: PathBuf::from("."),
+            by_run_id: true,
+            scopes: Vec::new(),
+        };
+        for spec in specs {
+            let invalid = |message: String| LabelsError::Invalid {
+                path: spec.file.display().to_string(),
+                message,
+            };
+            let Some(scope) = &spec.scope else {
+                return Err(invalid(
+                    "several --labels must each be DIR=FILE, so every run has one source".into(),
+                ));
+            };
+            let one = Self::load(&spec.file)?;
+            if !one.by_run_id {
+                return Err(invalid(
+                    "DIR=FILE takes an evaluation summary; a labels file names its runs by \
+                     path already"
+                        .into(),
+                ));
+            }
+            let given = crate::ingest::display(scope);
+            let resolved = scope
+                .canonicalize()
+                .map_err(|e| invalid(format!("{given}: {e}")))?;
+            if merged
+                .scopes
+                .iter()
+                .any(|(g, r)| *g == given || *r == resolved)
+            {
+                return Err(invalid(format!("{given}: given twice")));
+            }
+            for (id, label) in one.file.runs {
+                merged.file.runs.insert(format!("{given}:{id}"), label);
+            }
+            merged.scopes.push((given, resolved));
+        }
+        Ok(merged)
+    }
+
+    /// The files the labels were read from (so no output is written over them).
+    pub fn files(specs: &[LabelSpec]) -> impl Iterator<Item = Option<&Path>> {
+        specs.iter().map(|s| Some(s.file.as_path()))
     }
 
     /// Labels whose run names are already keys (for tests and generated label sets).
@@ -174,6 +278,7 @@ impl Labels {
             path: "(labels)".into(),
             base,
             by_run_id: false,
+            scopes: Vec::new(),
         }
     }
 
@@ -189,6 +294,17 @@ impl Labels {
 
     /// The name the run `run_id` of `project` has in the labels file.
     pub fn key_of(&self, project: &str, run_id: &str) -> String {
+        if !self.scopes.is_empty() {
+            let at = resolved(Path::new(project));
+            let scope = self
+                .scopes
+                .iter()
+                .find(|(_, dir)| at.as_ref().is_some_and(|p| p.starts_with(dir)));
+            return match scope {
+                Some((given, _)) => format!("{given}:{run_id}"),
+                None => format!("(outside every DIR):{run_id}"),
+            };
+        }
         if self.by_run_id {
             return run_id.to_string();
         }
@@ -226,7 +342,9 @@ impl Labels {
             0 => "none".to_string(),
             _ => names.join(", "),
         };
-        let how = if self.by_run_id {
+        let how = if !self.scopes.is_empty() {
+            "DIR:runId, each run by the summary of the DIR it lies under"
+        } else if self.by_run_id {
             "by run id"
         } else {
             "as <project>/<runId>, the project relative to the labels file's folder"

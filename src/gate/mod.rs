@@ -13,5 +13,5 @@ pub mod sweep;
 
 pub use baseline::{compare, Regression};
 pub use judge::{judge, Verdict};
-pub use labels::{Label, Labels};
+pub use labels::{Label, LabelSpec, Labels};
 pub use scores::{score, GuardScore};
