@@ -38,9 +38,8 @@ pub struct Args {
     /// Judge this saved JSON report (`replay --format json`, `merge`) instead of replaying.
     #[arg(long, value_name = "REPORT.json", conflicts_with_all = REPLAY_ONLY)]
     pub from: Option<PathBuf>,
-    /// Labels and per-guard expectations (docs/GATE.md).
-    /// Labels: a labels file or evaluation summary, or `DIR=FILE` (repeatable), a summary
-    /// that labels only the runs under DIR (docs/GATE.md).
+    /// Labels and per-guard expectations (docs/GATE.md): a labels file or an evaluation
+    /// summary, or `DIR=FILE` (repeatable), a summary that labels only the runs under DIR.
     #[arg(long, visible_alias = "labels", value_name = "FILE|DIR=FILE")]
     pub expect: Vec<LabelSpec>,
     /// A saved `hindsight replay --format json` to compare with.

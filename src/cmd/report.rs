@@ -54,9 +54,9 @@ pub struct Args {
     /// The folder to write (created if missing; files in it are replaced).
     #[arg(long)]
     pub out_dir: PathBuf,
-    /// Labels (docs/GATE.md): adds the threshold-sweep chart.
-    /// Labels: a labels file or evaluation summary, or `DIR=FILE` (repeatable), a summary
-    /// that labels only the runs under DIR (docs/GATE.md).
+    /// Labels (docs/GATE.md), which add the threshold-sweep chart: a labels file or an
+    /// evaluation summary, or `DIR=FILE` (repeatable), a summary that labels only the runs
+    /// under DIR.
     #[arg(long, visible_alias = "labels", value_name = "FILE|DIR=FILE")]
     pub expect: Vec<LabelSpec>,
     /// Sweep parameters for the sweep chart (with --expect).

@@ -27,9 +27,9 @@ use std::io::Write;
 pub struct Args {
     #[command(flatten)]
     pub input: Input,
-    /// Labels saying which runs failed and which were healthy (docs/GATE.md).
-    /// A labels file or evaluation summary, or `DIR=FILE` (repeatable): a summary that
-    /// labels only the runs under DIR.
+    /// Labels saying which runs failed and which were healthy (docs/GATE.md): a labels
+    /// file or an evaluation summary, or `DIR=FILE` (repeatable), a summary that labels
+    /// only the runs under DIR.
     #[arg(
         long,
         visible_alias = "labels",
