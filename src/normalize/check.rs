@@ -274,7 +274,7 @@ mod tests {
             "\u{2717} rejects a bad header",
             "--- FAIL: TestParse (0.00s)",
             "Error: expected 3, got 4",
-            "ERROR: object of type 'Array' has no len()\nSUCCESS: created",
+            "ERROR: object of type 'Grid' has no width\nSUCCESS: created",
             "FAIL: test_parse (tests.TestX)",
         ] {
             assert_eq!(judge(true, output), CheckResult::Fail, "{output}");

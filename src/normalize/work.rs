@@ -401,7 +401,7 @@ mod tests {
     fn listings_name_files() {
         let mut work = WorkTree::default();
         work.note_listing(
-            "./src/schema.py\n./tests/test_schema.py:12:def test_x():\n\tmodified:   setup.cfg\ndrwxr-xr-x 2 root root 4096 May  6 docs\n",
+            "./src/schema.py\n./tests/test_schema.py:12:def test_x():\n\tmodified:   setup.cfg\ndrwxr-xr-x 2 dev dev 4096 Jan 12 docs\n",
             RUN,
             RUN,
         );
