@@ -58,6 +58,7 @@ fn json_report_has_the_documented_shape() {
         .iter()
         .find(|r| r["run_id"] == "1783159200000-p7x2vd")
         .expect("myactuator session 2");
+    assert_eq!(run["format"], "omnius");
     for key in [
         "run_id",
         "project",

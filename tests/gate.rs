@@ -871,3 +871,69 @@ fn summaries_scoped_to_folders_label_each_set() {
         cmd.assert().code(2);
     }
 }
+
+/// Issue #29: one corpus of mini-swe-agent and SWE-agent runs gives the pooled scores and a
+/// row per harness (the format each run was read from); the harnesses' runs add up to the
+/// pooled ones.
+#[test]
+fn scores_per_harness_add_up_to_the_pooled_ones() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let mini = trajectories(dir.path());
+    let swe_fixtures =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/formats/swe_agent");
+    for id in ["acme__calc-7", "acme__semver-12", "slug__slugify-3"] {
+        let folder = dir.path().join("trajs").join(id);
+        fs::create_dir_all(&folder).expect("mkdir");
+        fs::copy(
+            swe_fixtures.join(format!("{id}.traj")),
+            folder.join(format!("{id}.traj")),
+        )
+        .expect("copy");
+    }
+    let summary = json!({
+        "resolved_ids": ["acme__calc-7", mini[0]],
+        "unresolved_ids": ["acme__semver-12", "slug__slugify-3", mini[1], mini[2]],
+    });
+    fs::write(dir.path().join("results.json"), summary.to_string()).expect("write");
+    let outcome = gate_json(dir.path(), &["trajs", "--labels", "results.json"]);
+    let harnesses = outcome["scores_by_harness"].as_array().expect("by harness");
+    let names: Vec<&str> = harnesses
+        .iter()
+        .map(|h| h["harness"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["mini-swe-agent", "swe-agent"]);
+    for (i, pooled) in outcome["scores"]
+        .as_array()
+        .expect("scores")
+        .iter()
+        .enumerate()
+    {
+        for field in [
+            "failed_runs",
+            "healthy_runs",
+            "cut_on_failed",
+            "advisory_on_failed",
+            "advisory_on_healthy",
+            "tokens_saved_on_failed",
+        ] {
+            let sum: u64 = harnesses
+                .iter()
+                .map(|h| h["scores"][i][field].as_u64().expect("count"))
+                .sum();
+            assert_eq!(
+                Some(sum),
+                pooled[field].as_u64(),
+                "{} {field}",
+                pooled["guard"]
+            );
+        }
+    }
+    assert_eq!(harnesses[0]["scores"][0]["failed_runs"], 2);
+    assert_eq!(harnesses[1]["scores"][0]["healthy_runs"], 1);
+    let table = hindsight()
+        .current_dir(dir.path())
+        .args(["gate", "trajs", "--labels", "results.json"])
+        .output()
+        .expect("runs");
+    assert!(String::from_utf8_lossy(&table.stdout).contains("Scores by harness"));
+}

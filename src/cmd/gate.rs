@@ -4,7 +4,8 @@ use super::input::{Input, REPLAY_ONLY};
 use super::{load_report, output, EXIT_OK};
 use crate::gate::scores::DEFAULT_RESAMPLES;
 use crate::gate::{
-    compare, judge, junit, score, GuardScore, LabelSpec, Labels, Regression, Verdict,
+    compare, judge, junit, score, score_by_harness, GuardScore, HarnessScores, LabelSpec, Labels,
+    Regression, Verdict,
 };
 use crate::output::{Entry, Guard};
 use crate::report::tables::{rate_cell, saving_cell, share_cell, SAVINGS_ARE_ESTIMATES};
@@ -71,6 +72,8 @@ struct Outcome {
     verdicts: Vec<Verdict>,
     regressions: Vec<Regression>,
     scores: Vec<GuardScore>,
+    /// The same scores over each harness's labeled runs apart.
+    scores_by_harness: Vec<HarnessScores>,
 }
 
 pub fn run(args: Args) -> Result<u8> {
@@ -106,6 +109,10 @@ pub fn run(args: Args) -> Result<u8> {
         scores: labels
             .as_ref()
             .map(|l| score(&report, l, args.resamples))
+            .unwrap_or_default(),
+        scores_by_harness: labels
+            .as_ref()
+            .map(|l| score_by_harness(&report, l, args.resamples))
             .unwrap_or_default(),
         pass: false,
     };
@@ -203,60 +210,9 @@ fn render_table(o: &Outcome, out: &mut dyn Write) -> std::io::Result<()> {
         writeln!(out, "\nFailures\n{t}")?;
     }
     if !o.scores.is_empty() {
-        let mut t = table(vec![
-            "guard",
-            "work order",
-            "cut (failed)",
-            "cut (healthy)",
-            "advised only (failed)",
-            "advised only (healthy)",
-            "saved (failed)",
-            "lost (healthy cut)",
-            "P(failed | fired / not)",
-            "discriminates",
-        ]);
+        let mut t = table([&["guard", "work order"][..], &SCORE_COLUMNS].concat());
         for s in &o.scores {
-            let i = &s.intervals;
-            t.add_row(vec![
-                s.guard.clone(),
-                s.work_order.clone(),
-                rate_cell(s.cut_on_failed, s.failed_runs, i.cut_on_failed_permille),
-                rate_cell(
-                    s.false_terminal_on_healthy,
-                    s.healthy_runs,
-                    i.cut_on_healthy_permille,
-                ),
-                rate_cell(
-                    s.advisory_on_failed,
-                    s.failed_runs,
-                    i.advisory_on_failed_permille,
-                ),
-                rate_cell(
-                    s.advisory_on_healthy,
-                    s.healthy_runs,
-                    i.advisory_on_healthy_permille,
-                ),
-                saving_cell(
-                    s.tokens_saved_on_failed,
-                    s.cost_saved_usd_on_failed,
-                    i.tokens_saved_on_failed,
-                ),
-                saving_cell(
-                    s.tokens_lost_on_healthy,
-                    s.cost_lost_usd_on_healthy,
-                    i.tokens_lost_on_healthy,
-                ),
-                format!(
-                    "{} / {}",
-                    share_cell(s.failed_if_fired_permille, i.failed_if_fired_permille),
-                    share_cell(
-                        s.failed_if_not_fired_permille,
-                        i.failed_if_not_fired_permille
-                    )
-                ),
-                s.discriminates
-                    .map_or_else(|| "-".into(), |d| d.as_str().to_string()),
-            ]);
+            t.add_row([vec![s.guard.clone(), s.work_order.clone()], score_cells(s)].concat());
         }
         let resamples = o.scores.first().map_or(0, |s| s.intervals.resamples);
         writeln!(
@@ -264,5 +220,80 @@ fn render_table(o: &Outcome, out: &mut dyn Write) -> std::io::Result<()> {
             "\nScores ([low-high]: 95% bootstrap interval over projects, {resamples} resamples)\n{t}\n{SAVINGS_ARE_ESTIMATES}"
         )?;
     }
+    // Per harness only when the labeled runs come from more than one; guards that fired
+    // on none of them are left out.
+    if o.scores_by_harness.len() > 1 {
+        let mut t = table([&["guard", "harness"][..], &SCORE_COLUMNS].concat());
+        for pooled in o.scores.iter().filter(|s| fired_at_all(s)) {
+            for h in &o.scores_by_harness {
+                if let Some(s) = h.scores.iter().find(|s| s.guard == pooled.guard) {
+                    t.add_row([vec![s.guard.clone(), h.harness.clone()], score_cells(s)].concat());
+                }
+            }
+        }
+        writeln!(
+            out,
+            "\nScores by harness (the format each run was read from)\n{t}"
+        )?;
+    }
     Ok(())
+}
+
+/// The columns of a score, after the row's names.
+const SCORE_COLUMNS: [&str; 8] = [
+    "cut (failed)",
+    "cut (healthy)",
+    "advised only (failed)",
+    "advised only (healthy)",
+    "saved (failed)",
+    "lost (healthy cut)",
+    "P(failed | fired / not)",
+    "discriminates",
+];
+
+/// The cells of [`SCORE_COLUMNS`] for one score.
+fn score_cells(s: &GuardScore) -> Vec<String> {
+    let i = &s.intervals;
+    vec![
+        rate_cell(s.cut_on_failed, s.failed_runs, i.cut_on_failed_permille),
+        rate_cell(
+            s.false_terminal_on_healthy,
+            s.healthy_runs,
+            i.cut_on_healthy_permille,
+        ),
+        rate_cell(
+            s.advisory_on_failed,
+            s.failed_runs,
+            i.advisory_on_failed_permille,
+        ),
+        rate_cell(
+            s.advisory_on_healthy,
+            s.healthy_runs,
+            i.advisory_on_healthy_permille,
+        ),
+        saving_cell(
+            s.tokens_saved_on_failed,
+            s.cost_saved_usd_on_failed,
+            i.tokens_saved_on_failed,
+        ),
+        saving_cell(
+            s.tokens_lost_on_healthy,
+            s.cost_lost_usd_on_healthy,
+            i.tokens_lost_on_healthy,
+        ),
+        format!(
+            "{} / {}",
+            share_cell(s.failed_if_fired_permille, i.failed_if_fired_permille),
+            share_cell(
+                s.failed_if_not_fired_permille,
+                i.failed_if_not_fired_permille
+            )
+        ),
+        s.discriminates
+            .map_or_else(|| "-".into(), |d| d.as_str().to_string()),
+    ]
+}
+
+fn fired_at_all(s: &GuardScore) -> bool {
+    s.fired_on_failed + s.fired_on_healthy > 0
 }

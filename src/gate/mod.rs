@@ -14,4 +14,4 @@ pub mod sweep;
 pub use baseline::{compare, Regression};
 pub use judge::{judge, Verdict};
 pub use labels::{Label, LabelSpec, Labels};
-pub use scores::{score, GuardScore};
+pub use scores::{score, score_by_harness, GuardScore, HarnessScores};

@@ -252,9 +252,47 @@ impl Tally {
 /// Scores every guard `report` covers (its summary's, the catalogue it was replayed with)
 /// over its labeled runs, with `resamples` bootstrap resamples for the intervals.
 pub fn score(report: &Report, labels: &Labels, resamples: u32) -> Vec<GuardScore> {
-    let labeled: Vec<(&RunReport, Label)> = report
+    score_runs(report, report.runs.iter(), labels, resamples)
+}
+
+/// The scores of each harness's labeled runs apart (issue #29: one corpus of
+/// mini-swe-agent and SWE-agent runs gives a row per harness), by the format the runs were
+/// read from, in name order.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct HarnessScores {
+    pub harness: String,
+    pub scores: Vec<GuardScore>,
+}
+
+pub fn score_by_harness(report: &Report, labels: &Labels, resamples: u32) -> Vec<HarnessScores> {
+    let harnesses: std::collections::BTreeSet<&str> = report
         .runs
         .iter()
+        .filter(|r| labels.get(r).is_some())
+        .map(|r| r.format.as_str())
+        .collect();
+    harnesses
+        .into_iter()
+        .map(|harness| HarnessScores {
+            harness: harness.to_string(),
+            scores: score_runs(
+                report,
+                report.runs.iter().filter(|r| r.format == harness),
+                labels,
+                resamples,
+            ),
+        })
+        .collect()
+}
+
+/// Scores the guards of `report`'s catalogue over `runs` (some of its runs).
+fn score_runs<'r>(
+    report: &Report,
+    runs: impl Iterator<Item = &'r RunReport>,
+    labels: &Labels,
+    resamples: u32,
+) -> Vec<GuardScore> {
+    let labeled: Vec<(&RunReport, Label)> = runs
         .filter_map(|r| labels.get(r).map(|l| (r, l.label)))
         .collect();
     let failed: Vec<&RunReport> = labeled

@@ -51,6 +51,9 @@ pub struct Compaction {
 pub struct RunReplay {
     pub project: String,
     pub run_id: String,
+    /// The input format the run was read from (`omnius`, `mini-swe-agent`, ...): its
+    /// harness, for scores broken out by harness.
+    pub format: String,
     pub session_index: usize,
     pub turns: Vec<TurnUsage>,
     pub compactions: Vec<Compaction>,
@@ -269,6 +272,7 @@ fn replay_run(
     RunReplay {
         project: meta.project.to_string(),
         run_id: meta.run_id.to_string(),
+        format: meta.format.to_string(),
         session_index: meta.session_index,
         turns: usage.turns,
         compactions: usage.compactions,

@@ -50,6 +50,10 @@ pub struct Report {
 pub struct RunReport {
     pub project: String,
     pub run_id: String,
+    /// The input format the run was read from: its harness (`omnius`, `mini-swe-agent`,
+    /// ...). Empty in reports written before it was recorded.
+    #[serde(default)]
+    pub format: String,
     /// 1-based session number within the project.
     pub session: usize,
     /// Model requests the log records (every agent thread's).
@@ -280,6 +284,7 @@ fn run_report(run: &RunReplay, cost: &RunCost) -> RunReport {
     RunReport {
         project: run.project.clone(),
         run_id: run.run_id.clone(),
+        format: run.format.clone(),
         session: run.session_index + 1,
         turns: cost.requests,
         tokens_total: cost.tokens_total,
