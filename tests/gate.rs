@@ -937,3 +937,55 @@ fn scores_per_harness_add_up_to_the_pooled_ones() {
         .expect("runs");
     assert!(String::from_utf8_lossy(&table.stdout).contains("Scores by harness"));
 }
+
+/// Issue #29, item 4: `sweep --select` chooses on part of the projects and scores the
+/// choice on the rest, beside the defaults; when no setting meets the constraints it says
+/// so and exits 1.
+#[test]
+fn sweep_select_chooses_on_some_projects_and_scores_on_the_others() {
+    let sweep = |select: &str, format: &str| {
+        hindsight()
+            .current_dir(env!("CARGO_MANIFEST_DIR"))
+            .args(["sweep", "corpora/", "--expect", "corpora/expectations.json"])
+            .args([
+                "--param",
+                "breaker.stalled=2..4",
+                "--param",
+                "breaker.abandon=2..6",
+            ])
+            .args(["--select", select, "--format", format])
+            .output()
+            .expect("runs")
+    };
+    let out = sweep("false_cut_rate<=0", "json");
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let both: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json");
+    let choice = &both["choice"];
+    let projects = fs::read_dir("corpora")
+        .expect("corpora")
+        .filter(|e| e.as_ref().is_ok_and(|e| e.path().is_dir()))
+        .count() as u64;
+    let (train, test) = (
+        choice["training_projects"].as_u64().unwrap(),
+        choice["held_out_projects"].as_u64().unwrap(),
+    );
+    assert_eq!(train + test, projects);
+    assert!(test > 0 && train > 0);
+    assert!(choice["chosen"]["setting"].is_array(), "{choice}");
+    assert_eq!(choice["defaults"]["setting"][1][1], 5, "{choice}");
+    assert!(both["points"].as_array().is_some_and(|p| p.len() == 12));
+    // The same choice every time.
+    assert_eq!(sweep("false_cut_rate<=0", "json").stdout, out.stdout);
+
+    let none = sweep("failed_cut_rate>=2", "table");
+    assert_eq!(none.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&none.stdout).contains("No setting meets the constraints"));
+    let bad = sweep("false_cut<=0", "table");
+    assert_eq!(bad.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&bad.stderr).contains("unknown score `false_cut`"));
+}

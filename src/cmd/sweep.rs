@@ -5,13 +5,16 @@ use super::{output, EXIT_OK};
 use crate::config::Config;
 use crate::gate::scores::Difference;
 use crate::gate::scores::DEFAULT_RESAMPLES;
+use crate::gate::select::{choose, Choice, Selection};
 use crate::gate::sweep::{
     compare_with_default, configure, grid, point, Param, Point, Setting, Value,
 };
 use crate::gate::{LabelSpec, Labels};
 use crate::ingest::ProjectSource;
 use crate::replay::{replay_all, RunReplay};
-use crate::report::tables::{rate_cell, saving_cell, thousands, SAVINGS_ARE_ESTIMATES};
+use crate::report::tables::{
+    rate_cell, saving_cell, thousands, tokens_range, SAVINGS_ARE_ESTIMATES,
+};
 use crate::report::Report;
 use anyhow::{bail, Context, Result};
 use comfy_table::{presets, CellAlignment, ContentArrangement, Table};
@@ -42,6 +45,16 @@ pub struct Args {
     pub params: Vec<String>,
     #[arg(long, value_enum, default_value_t = SweepFormat::Table)]
     pub format: SweepFormat,
+    /// Choose a setting: constraints and an objective over the scores (docs/GATE.md,
+    /// *Choosing a setting*), e.g. `false_cut_rate<=0.01` or `false_cut_rate<=0,max
+    /// tokens_saved_on_failed`. The choice is made on a part of the projects and scored on
+    /// the rest (`--holdout`).
+    #[arg(long, value_name = "EXPR")]
+    pub select: Option<Selection>,
+    /// The fraction of projects held out from `--select`'s choice, by a hash of each
+    /// project's name.
+    #[arg(long, default_value_t = 0.3, value_name = "FRACTION")]
+    pub holdout: f64,
     /// Bootstrap resamples behind each interval (whole projects are drawn; seeded).
     #[arg(long, default_value_t = DEFAULT_RESAMPLES, value_name = "N")]
     pub resamples: u32,
@@ -59,20 +72,42 @@ pub fn run(args: Args) -> Result<u8> {
     let labels = Labels::load_specs(&args.expect)?.context("--expect: no labels given")?;
     let params = parse_params(&args.params)?;
     let projects = args.input.projects()?;
+    if !(0.0..1.0).contains(&args.holdout) {
+        bail!(
+            "--holdout {}: expected a fraction from 0 up to (not including) 1",
+            args.holdout
+        );
+    }
     let (points, runs) = sweep(&args.input, &projects, &labels, &params, args.resamples)?;
     labels.check_matches(runs.iter().map(|r| (r.project.as_str(), r.run_id.as_str())))?;
     warn_skipped(runs.iter().map(|r| &r.problems));
+    let choice = args
+        .select
+        .as_ref()
+        .map(|s| choose(&points, s, args.holdout, args.resamples));
     let mut out = output(None);
-    match args.format {
-        SweepFormat::Json => {
+    match (args.format, &choice) {
+        (SweepFormat::Json, None) => {
             serde_json::to_writer_pretty(&mut out, &points).context("writing JSON")?;
             writeln!(out)?;
         }
-        SweepFormat::Table => {
-            writeln!(out, "{}\n{SAVINGS_ARE_ESTIMATES}", render(&params, &points))?
+        (SweepFormat::Json, Some(choice)) => {
+            let both = serde_json::json!({"points": points, "choice": choice});
+            serde_json::to_writer_pretty(&mut out, &both).context("writing JSON")?;
+            writeln!(out)?;
+        }
+        (SweepFormat::Table, _) => {
+            writeln!(out, "{}\n{SAVINGS_ARE_ESTIMATES}", render(&params, &points))?;
+            if let (Some(choice), Some(selection)) = (&choice, &args.select) {
+                writeln!(out, "\n{}", describe_choice(choice, selection))?;
+            }
         }
     }
     out.flush()?;
+    // No setting meeting the constraints is an answer the caller must not miss.
+    if choice.is_some_and(|c| c.chosen.is_none()) {
+        return Ok(EXIT_NO_CHOICE);
+    }
     Ok(EXIT_OK)
 }
 
@@ -261,4 +296,45 @@ fn difference_cell(d: &Difference) -> String {
         rate(d.cut_on_failed_permille, d.cut_on_failed_interval),
         rate(d.cut_on_healthy_permille, d.cut_on_healthy_interval)
     )
+}
+
+/// `sweep --select` found no setting that meets its constraints.
+const EXIT_NO_CHOICE: u8 = 1;
+
+/// What `--select` chose, and how it fares on the held-out projects beside the defaults.
+fn describe_choice(choice: &Choice, selection: &Selection) -> String {
+    let mut text = format!(
+        "Choice under {}: chosen on {} projects, scored on {} held out (--holdout {}, by a hash of each project's name).",
+        selection.describe(),
+        choice.training_projects,
+        choice.held_out_projects,
+        choice.holdout
+    );
+    let Some(chosen) = &choice.chosen else {
+        text.push_str(&format!(
+            "\nNo setting meets the constraints on the {} training projects.",
+            choice.training_projects
+        ));
+        return text;
+    };
+    for (name, held) in [
+        ("chosen", Some(chosen)),
+        ("defaults", choice.defaults.as_ref()),
+    ] {
+        let Some(h) = held else { continue };
+        let i = &h.intervals;
+        let setting: Vec<String> = h.setting.iter().map(|(k, v)| format!("{k}={v}")).collect();
+        text.push_str(&format!(
+            "\n  {name:<8} {}: held out, saved (failed) {}, failed runs cut {}, false terminal (healthy) {}",
+            setting.join(" "),
+            tokens_range(h.tokens_saved_on_failed, i.tokens_saved_on_failed),
+            rate_cell(h.failed_cut as usize, h.failed_runs as usize, i.cut_on_failed_permille),
+            rate_cell(
+                h.false_terminal_on_healthy as usize,
+                h.healthy_runs as usize,
+                i.cut_on_healthy_permille
+            ),
+        ));
+    }
+    text
 }

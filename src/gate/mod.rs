@@ -9,6 +9,7 @@ pub mod judge;
 pub mod junit;
 pub mod labels;
 pub mod scores;
+pub mod select;
 pub mod sweep;
 
 pub use baseline::{compare, Regression};

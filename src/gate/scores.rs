@@ -376,6 +376,17 @@ pub(super) fn tallies(
     labeled: &[(&RunReport, Label)],
     outcome: impl Fn(&RunReport) -> RunOutcome,
 ) -> Vec<Tally> {
+    named_tallies(labeled, outcome)
+        .into_iter()
+        .map(|(_, t)| t)
+        .collect()
+}
+
+/// [`tallies`] with each project's name.
+pub(super) fn named_tallies(
+    labeled: &[(&RunReport, Label)],
+    outcome: impl Fn(&RunReport) -> RunOutcome,
+) -> Vec<(String, Tally)> {
     let mut projects: BTreeMap<&str, Tally> = BTreeMap::new();
     for (run, label) in labeled {
         projects
@@ -383,7 +394,10 @@ pub(super) fn tallies(
             .or_default()
             .add(&Tally::of(*label, outcome(run)));
     }
-    projects.into_values().collect()
+    projects
+        .into_iter()
+        .map(|(name, t)| (name.to_string(), t))
+        .collect()
 }
 
 /// The sum of `projects`.

@@ -4,7 +4,7 @@
 
 use super::labels::{Label, Labels};
 use super::scores::{
-    bootstrap, paired, permille, tallies, total, Difference, Intervals, RunOutcome, Tally,
+    bootstrap, named_tallies, paired, permille, total, Difference, Intervals, RunOutcome, Tally,
 };
 use crate::config::{resolve_guard, Config, ConfigError};
 use crate::model::sum_tokens;
@@ -190,9 +190,22 @@ pub struct Point {
     /// This setting against the seeds' defaults on the same runs, when the grid holds the
     /// defaults (and this is not it).
     pub versus_default: Option<Difference>,
-    /// Per-project tallies, for the paired comparison.
+    /// Per-project tallies (for the paired comparison and `--select`), and the projects'
+    /// names, in the same order.
     #[serde(skip)]
     tallies: Vec<Tally>,
+    #[serde(skip)]
+    projects: Vec<String>,
+}
+
+impl Point {
+    pub fn tallies(&self) -> &[Tally] {
+        &self.tallies
+    }
+
+    pub fn projects(&self) -> &[String] {
+        &self.projects
+    }
 }
 
 /// Scores one replayed setting, with `resamples` bootstrap resamples.
@@ -206,7 +219,7 @@ pub fn point(setting: Setting, report: &Report, labels: &Labels, resamples: u32)
         .iter()
         .filter_map(|r| labels.get(r).map(|l| (r, l.label)))
         .collect();
-    let projects = tallies(&labeled, |run| RunOutcome {
+    let named = named_tallies(&labeled, |run| RunOutcome {
         fired: run
             .firings
             .iter()
@@ -215,6 +228,7 @@ pub fn point(setting: Setting, report: &Report, labels: &Labels, resamples: u32)
         saved: run.savings.combined,
         usd: run.savings.cost_saved_usd.as_ref().map(|c| c.combined),
     });
+    let (names, projects): (Vec<String>, Vec<Tally>) = named.into_iter().unzip();
     let whole = total(&projects);
     let count = |n: u64| n as usize;
     let on = |label: Label| {
@@ -245,6 +259,7 @@ pub fn point(setting: Setting, report: &Report, labels: &Labels, resamples: u32)
         intervals: bootstrap(&projects, resamples).with_edges(&whole),
         versus_default: None,
         tallies: projects,
+        projects: names,
     }
 }
 

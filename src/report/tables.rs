@@ -345,13 +345,22 @@ pub fn saving_cell(tokens: u64, usd: Option<f64>, interval: Option<[u64; 2]>) ->
     if tokens == 0 && usd.is_none() {
         return "0".into();
     }
-    let range = match interval {
+    format!("{} ({})", tokens_range(tokens, interval), cost_cell(usd, 0))
+}
+
+/// `tokens [low-high]`, the interval left out when it is the point itself.
+pub fn tokens_range(tokens: u64, interval: Option<[u64; 2]>) -> String {
+    match interval {
         Some([lo, hi]) if lo != hi || lo != tokens => {
-            format!(" [{}-{}]", thousands(lo), thousands(hi))
+            format!(
+                "{} [{}-{}]",
+                thousands(tokens),
+                thousands(lo),
+                thousands(hi)
+            )
         }
-        _ => String::new(),
-    };
-    format!("{}{range} ({})", thousands(tokens), cost_cell(usd, 0))
+        _ => thousands(tokens),
+    }
 }
 
 /// A share in thousandths with its interval, `-` when undefined.
