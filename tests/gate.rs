@@ -371,19 +371,7 @@ fn the_shipped_corpus_passes_and_abandon_at_2_fails_it() {
 /// the sweep over the breaker's thresholds shows the trade-off.
 #[test]
 fn the_shipped_sweep_marks_defaults_without_false_terminal_firings() {
-    let out = hindsight()
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .args(["sweep", "corpora/", "--expect", "corpora/expectations.json"])
-        .args([
-            "--param",
-            "breaker.stalled=2..4",
-            "--param",
-            "breaker.abandon=2..6",
-            "--format",
-            "json",
-        ])
-        .output()
-        .expect("runs");
+    let out = shipped_sweep(&["--format", "json"]);
     assert!(
         out.status.success(),
         "{}",
@@ -943,20 +931,8 @@ fn scores_per_harness_add_up_to_the_pooled_ones() {
 /// so and exits 1.
 #[test]
 fn sweep_select_chooses_on_some_projects_and_scores_on_the_others() {
-    let sweep = |select: &str, format: &str| {
-        hindsight()
-            .current_dir(env!("CARGO_MANIFEST_DIR"))
-            .args(["sweep", "corpora/", "--expect", "corpora/expectations.json"])
-            .args([
-                "--param",
-                "breaker.stalled=2..4",
-                "--param",
-                "breaker.abandon=2..6",
-            ])
-            .args(["--select", select, "--format", format])
-            .output()
-            .expect("runs")
-    };
+    let sweep =
+        |select: &str, format: &str| shipped_sweep(&["--select", select, "--format", format]);
     let out = sweep("false_cut_rate<=0", "json");
     assert_eq!(
         out.status.code(),
@@ -988,4 +964,21 @@ fn sweep_select_chooses_on_some_projects_and_scores_on_the_others() {
     let bad = sweep("false_cut<=0", "table");
     assert_eq!(bad.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&bad.stderr).contains("unknown score `false_cut`"));
+}
+
+/// The breaker's sweep over the shipped corpora (`stalled` 2-4, `abandon` 2-6), with
+/// `extra` arguments.
+fn shipped_sweep(extra: &[&str]) -> std::process::Output {
+    hindsight()
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .args(["sweep", "corpora/", "--expect", "corpora/expectations.json"])
+        .args([
+            "--param",
+            "breaker.stalled=2..4",
+            "--param",
+            "breaker.abandon=2..6",
+        ])
+        .args(extra)
+        .output()
+        .expect("runs")
 }
