@@ -982,3 +982,63 @@ fn shipped_sweep(extra: &[&str]) -> std::process::Output {
         .output()
         .expect("runs")
 }
+
+/// Issue #29: on a corpus mixing two harnesses, `--select` reports the held-out figures
+/// pooled and per harness.
+#[test]
+fn sweep_select_reports_each_harness_held_out() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let mini = trajectories(dir.path());
+    let swe_fixtures =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/formats/swe_agent");
+    for id in ["acme__calc-7", "acme__semver-12", "slug__slugify-3"] {
+        let folder = dir.path().join("trajs").join(id);
+        fs::create_dir_all(&folder).expect("mkdir");
+        fs::copy(
+            swe_fixtures.join(format!("{id}.traj")),
+            folder.join(format!("{id}.traj")),
+        )
+        .expect("copy");
+    }
+    let summary = json!({
+        "resolved_ids": ["acme__calc-7", mini[0]],
+        "unresolved_ids": ["acme__semver-12", "slug__slugify-3", mini[1], mini[2]],
+    });
+    fs::write(dir.path().join("results.json"), summary.to_string()).expect("write");
+    let sweep = |format: &str| {
+        hindsight()
+            .current_dir(dir.path())
+            .args(["sweep", "trajs", "--labels", "results.json"])
+            .args(["--param", "breaker.abandon=4,5", "--holdout", "0.99"])
+            .args(["--select", "tokens_saved_on_failed>=0", "--format", format])
+            .output()
+            .expect("runs")
+    };
+    let out = sweep("json");
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let both: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json");
+    let chosen = &both["choice"]["chosen"];
+    let harnesses: Vec<&str> = chosen["by_harness"]
+        .as_array()
+        .expect("by harness")
+        .iter()
+        .map(|h| h["harness"].as_str().unwrap())
+        .collect();
+    assert_eq!(harnesses, ["mini-swe-agent", "swe-agent"], "{chosen}");
+    for field in ["failed_runs", "healthy_runs", "tokens_saved_on_failed"] {
+        let sum: u64 = chosen["by_harness"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|h| h[field].as_u64().unwrap())
+            .sum();
+        assert_eq!(Some(sum), chosen[field].as_u64(), "{field}");
+    }
+    let table = String::from_utf8_lossy(&sweep("table").stdout).into_owned();
+    assert!(table.contains("  swe-agent: saved (failed)"), "{table}");
+}

@@ -5,7 +5,7 @@ use super::{output, EXIT_OK};
 use crate::config::Config;
 use crate::gate::scores::Difference;
 use crate::gate::scores::DEFAULT_RESAMPLES;
-use crate::gate::select::{choose, Choice, Selection};
+use crate::gate::select::{choose, Choice, Figures, Selection};
 use crate::gate::sweep::{
     compare_with_default, configure, grid, point, Param, Point, Setting, Value,
 };
@@ -322,19 +322,41 @@ fn describe_choice(choice: &Choice, selection: &Selection) -> String {
         ("defaults", choice.defaults.as_ref()),
     ] {
         let Some(h) = held else { continue };
-        let i = &h.intervals;
         let setting: Vec<String> = h.setting.iter().map(|(k, v)| format!("{k}={v}")).collect();
         text.push_str(&format!(
-            "\n  {name:<8} {}: held out, saved (failed) {}, failed runs cut {}, false terminal (healthy) {}",
+            "\n  {name:<8} {}: held out, {}",
             setting.join(" "),
-            tokens_range(h.tokens_saved_on_failed, i.tokens_saved_on_failed),
-            rate_cell(h.failed_cut as usize, h.failed_runs as usize, i.cut_on_failed_permille),
-            rate_cell(
-                h.false_terminal_on_healthy as usize,
-                h.healthy_runs as usize,
-                i.cut_on_healthy_permille
-            ),
+            held_out_figures(&h.figures)
         ));
+        // Per harness only when the held-out runs come from more than one.
+        if h.by_harness.len() > 1 {
+            for f in &h.by_harness {
+                text.push_str(&format!(
+                    "\n           {}: {}",
+                    f.harness,
+                    held_out_figures(&f.figures)
+                ));
+            }
+        }
     }
     text
+}
+
+/// Held-out figures in a line: saved, failed runs cut, healthy runs cut, with intervals.
+fn held_out_figures(f: &Figures) -> String {
+    let i = &f.intervals;
+    format!(
+        "saved (failed) {}, failed runs cut {}, false terminal (healthy) {}",
+        tokens_range(f.tokens_saved_on_failed, i.tokens_saved_on_failed),
+        rate_cell(
+            f.failed_cut as usize,
+            f.failed_runs as usize,
+            i.cut_on_failed_permille
+        ),
+        rate_cell(
+            f.false_terminal_on_healthy as usize,
+            f.healthy_runs as usize,
+            i.cut_on_healthy_permille
+        ),
+    )
 }

@@ -147,10 +147,9 @@ impl std::str::FromStr for Selection {
     }
 }
 
-/// A setting's figures on the held-out projects.
+/// Figures over a set of projects.
 #[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct HeldOut {
-    pub setting: Setting,
+pub struct Figures {
     pub failed_runs: u64,
     pub healthy_runs: u64,
     pub failed_cut: u64,
@@ -158,6 +157,38 @@ pub struct HeldOut {
     pub tokens_saved_on_failed: u64,
     pub tokens_lost_on_healthy: u64,
     pub intervals: Intervals,
+}
+
+impl Figures {
+    fn of(projects: &[Tally], resamples: u32) -> Self {
+        let t = total(projects);
+        Self {
+            failed_runs: t.failed,
+            healthy_runs: t.healthy,
+            failed_cut: t.cut_failed,
+            false_terminal_on_healthy: t.cut_healthy,
+            tokens_saved_on_failed: t.saved_failed,
+            tokens_lost_on_healthy: t.lost_healthy,
+            intervals: bootstrap(projects, resamples).with_edges(&t),
+        }
+    }
+}
+
+/// A setting's figures on the held-out projects, pooled and per harness.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct HeldOut {
+    pub setting: Setting,
+    #[serde(flatten)]
+    pub figures: Figures,
+    pub by_harness: Vec<HarnessFigures>,
+}
+
+/// One harness's held-out projects.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct HarnessFigures {
+    pub harness: String,
+    #[serde(flatten)]
+    pub figures: Figures,
 }
 
 /// What `--select` found.
@@ -174,6 +205,9 @@ pub struct Choice {
     pub defaults: Option<HeldOut>,
 }
 
+/// One side of the split: each project's harness and tally.
+type Side = Vec<(String, Tally)>;
+
 /// Whether `project` is held out: a hash of its name, the fraction `holdout` of them.
 fn held_out(project: &str, holdout: f64) -> bool {
     let bucket = crate::shard::fnv1a64(project.as_bytes()) % 10_000;
@@ -183,15 +217,19 @@ fn held_out(project: &str, holdout: f64) -> bool {
 /// Chooses among `points` on the training projects and scores the choice on the held-out
 /// ones.
 pub fn choose(points: &[Point], selection: &Selection, holdout: f64, resamples: u32) -> Choice {
-    let split = |p: &Point| -> (Vec<Tally>, Vec<Tally>) {
+    // Each side: (harness, tally) per project.
+    let split = |p: &Point| -> (Side, Side) {
         let (test, train): (Vec<_>, Vec<_>) = p
             .projects()
             .iter()
-            .zip(p.tallies())
+            .zip(p.harnesses().iter().zip(p.tallies()))
             .partition(|(name, _)| held_out(name, holdout));
-        let strip = |v: Vec<(&String, &Tally)>| v.into_iter().map(|(_, t)| *t).collect();
+        let strip = |v: Vec<(&String, (&String, &Tally))>| {
+            v.into_iter().map(|(_, (h, t))| (h.clone(), *t)).collect()
+        };
         (strip(train), strip(test))
     };
+    let tallies = |v: &[(String, Tally)]| -> Vec<Tally> { v.iter().map(|(_, t)| *t).collect() };
     let (train_n, test_n) = points.first().map_or((0, 0), |p| {
         let (a, b) = split(p);
         (a.len(), b.len())
@@ -201,7 +239,7 @@ pub fn choose(points: &[Point], selection: &Selection, holdout: f64, resamples: 
     // The first best in grid order: the grid is deterministic, so is the choice.
     let mut best: Option<(usize, f64)> = None;
     for (i, p) in points.iter().enumerate() {
-        let train = total(&split(p).0);
+        let train = total(&tallies(&split(p).0));
         if !selection.constraints.iter().all(|c| c.holds(&train)) {
             continue;
         }
@@ -212,16 +250,24 @@ pub fn choose(points: &[Point], selection: &Selection, holdout: f64, resamples: 
     }
     let held = |p: &Point| {
         let test = split(p).1;
-        let t = total(&test);
+        let harnesses: std::collections::BTreeSet<&String> = test.iter().map(|(h, _)| h).collect();
         HeldOut {
             setting: p.setting.clone(),
-            failed_runs: t.failed,
-            healthy_runs: t.healthy,
-            failed_cut: t.cut_failed,
-            false_terminal_on_healthy: t.cut_healthy,
-            tokens_saved_on_failed: t.saved_failed,
-            tokens_lost_on_healthy: t.lost_healthy,
-            intervals: bootstrap(&test, resamples).with_edges(&t),
+            figures: Figures::of(&tallies(&test), resamples),
+            by_harness: harnesses
+                .into_iter()
+                .map(|h| HarnessFigures {
+                    harness: h.clone(),
+                    figures: Figures::of(
+                        &test
+                            .iter()
+                            .filter(|(x, _)| x == h)
+                            .map(|(_, t)| *t)
+                            .collect::<Vec<_>>(),
+                        resamples,
+                    ),
+                })
+                .collect(),
         }
     };
     Choice {

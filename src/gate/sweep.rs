@@ -196,6 +196,9 @@ pub struct Point {
     tallies: Vec<Tally>,
     #[serde(skip)]
     projects: Vec<String>,
+    /// Each project's harness (the format its runs were read from), in the same order.
+    #[serde(skip)]
+    harnesses: Vec<String>,
 }
 
 impl Point {
@@ -205,6 +208,10 @@ impl Point {
 
     pub fn projects(&self) -> &[String] {
         &self.projects
+    }
+
+    pub fn harnesses(&self) -> &[String] {
+        &self.harnesses
     }
 }
 
@@ -229,6 +236,15 @@ pub fn point(setting: Setting, report: &Report, labels: &Labels, resamples: u32)
         usd: run.savings.cost_saved_usd.as_ref().map(|c| c.combined),
     });
     let (names, projects): (Vec<String>, Vec<Tally>) = named.into_iter().unzip();
+    let harnesses = names
+        .iter()
+        .map(|name| {
+            labeled
+                .iter()
+                .find(|(r, _)| r.project == *name)
+                .map_or_else(String::new, |(r, _)| r.format.clone())
+        })
+        .collect();
     let whole = total(&projects);
     let count = |n: u64| n as usize;
     let on = |label: Label| {
@@ -260,6 +276,7 @@ pub fn point(setting: Setting, report: &Report, labels: &Labels, resamples: u32)
         versus_default: None,
         tallies: projects,
         projects: names,
+        harnesses,
     }
 }
 
