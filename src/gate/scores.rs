@@ -10,7 +10,6 @@
 //! code, [`Tally::figures`], from per-project tallies.
 
 use super::labels::{Label, Labels};
-use crate::model::sum_tokens;
 use crate::report::{dollar_sum, dollars, Report, RunReport};
 use crate::rng::Rng;
 use serde::Serialize;
@@ -221,8 +220,8 @@ impl Tally {
         self.cut_healthy += other.cut_healthy;
         self.advised_failed += other.advised_failed;
         self.advised_healthy += other.advised_healthy;
-        self.saved_failed += other.saved_failed;
-        self.lost_healthy += other.lost_healthy;
+        self.saved_failed = self.saved_failed.saturating_add(other.saved_failed);
+        self.lost_healthy = self.lost_healthy.saturating_add(other.lost_healthy);
         self.saved_usd_failed = plus(self.saved_usd_failed, other.saved_usd_failed);
         self.lost_usd_healthy = plus(self.lost_usd_healthy, other.lost_usd_healthy);
     }
@@ -344,21 +343,13 @@ fn score_runs<'r>(
                 median_turn_to_fire: median(&turns),
                 healthy_runs: healthy.len(),
                 false_terminal_on_healthy: count(whole.cut_healthy),
-                tokens_saved_on_failed: sum_tokens(
-                    failed
-                        .iter()
-                        .filter_map(|r| r.savings.by_guard.get(id).copied()),
-                ),
+                tokens_saved_on_failed: whole.saved_failed,
                 cost_saved_usd_on_failed: dollar_sum(failed.iter().map(|r| r.cost_saved_by(id))),
                 fired_on_healthy: count(whole.fired_healthy),
                 cut_on_failed: count(whole.cut_failed),
                 advisory_on_failed: count(whole.advised_failed),
                 advisory_on_healthy: count(whole.advised_healthy),
-                tokens_lost_on_healthy: sum_tokens(
-                    cut_healthy
-                        .iter()
-                        .filter_map(|r| r.savings.by_guard.get(id).copied()),
-                ),
+                tokens_lost_on_healthy: whole.lost_healthy,
                 cost_lost_usd_on_healthy: dollar_sum(
                     cut_healthy.iter().map(|r| r.cost_saved_by(id)),
                 ),

@@ -7,7 +7,6 @@ use super::scores::{
     bootstrap, named_tallies, paired, permille, total, Difference, Intervals, RunOutcome, Tally,
 };
 use crate::config::{resolve_guard, Config, ConfigError};
-use crate::model::sum_tokens;
 use crate::report::{dollar_sum, Report, RunReport};
 use serde::Serialize;
 
@@ -257,7 +256,7 @@ pub fn point(setting: Setting, report: &Report, labels: &Labels, resamples: u32)
     Point {
         is_default: is_default(&setting),
         setting,
-        tokens_saved_on_failed: sum_tokens(on(Label::Failed).map(|r| r.savings.combined)),
+        tokens_saved_on_failed: whole.saved_failed,
         cost_saved_usd_on_failed: dollar_sum(
             on(Label::Failed).map(|r| r.savings.cost_saved_usd.as_ref().map(|c| c.combined)),
         ),
@@ -268,7 +267,7 @@ pub fn point(setting: Setting, report: &Report, labels: &Labels, resamples: u32)
         failed_cut_permille: permille(count(whole.cut_failed), count(whole.failed)),
         advised_on_failed: count(whole.advised_failed),
         advised_on_healthy: count(whole.advised_healthy),
-        tokens_lost_on_healthy: sum_tokens(cut_healthy().map(|r| r.savings.combined)),
+        tokens_lost_on_healthy: whole.lost_healthy,
         cost_lost_usd_on_healthy: dollar_sum(
             cut_healthy().map(|r| r.savings.cost_saved_usd.as_ref().map(|c| c.combined)),
         ),

@@ -21,6 +21,7 @@
 use super::{Effect, Firings, Guard, GuardInfo, Metrics, RunMeta, Spec};
 use crate::model::tokens_from_chars;
 use crate::normalize::outcome::failure_signal;
+use crate::normalize::text::head;
 use crate::normalize::{NormEvent, Outcome, RunState, Step};
 use serde::{Deserialize, Serialize};
 
@@ -180,11 +181,10 @@ fn preview(text: &str, max_bytes: u64, max_lines: u64) -> &str {
         .take(usize::try_from(max_lines).unwrap_or(usize::MAX))
         .map(str::len)
         .sum();
-    let mut end = by_lines.min(usize::try_from(max_bytes).unwrap_or(usize::MAX));
-    while !text.is_char_boundary(end) {
-        end -= 1;
-    }
-    &text[..end]
+    head(
+        text,
+        by_lines.min(usize::try_from(max_bytes).unwrap_or(usize::MAX)),
+    )
 }
 
 #[cfg(test)]

@@ -22,6 +22,7 @@
 //! A pipeline that masks the exit status (`pytest | tail`) is read by the same markers.
 
 use super::outcome::{pass_signal, Signal};
+use super::shell::verdict::from_shell;
 
 /// What a check said.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -104,7 +105,8 @@ const FAILURE_WORDS: [&str; 6] = ["fail", "failed", "fails", "failure", "error",
 pub fn result(exit_ok: bool, output: &str, signal: Option<&Signal>) -> CheckResult {
     let signal_fails = signal.is_some_and(|s| s.reports_failures());
     let marked_fail = FAIL_MARKS.iter().any(|m| output.contains(m)) || labelled_failure(output);
-    let ran = ran_tests(output);
+    let passes = pass_signal(output);
+    let ran = ran_tests(output, passes);
     if !ran && (COULD_NOT_START.iter().any(|m| output.contains(m)) || missing_program(output)) {
         return CheckResult::CouldNotStart;
     }
@@ -114,7 +116,7 @@ pub fn result(exit_ok: bool, output: &str, signal: Option<&Signal>) -> CheckResu
     if !exit_ok || signal_fails || marked_fail {
         return CheckResult::Fail;
     }
-    if pass_signal(output) || says_passed(output) {
+    if passes || says_passed(output) {
         CheckResult::Pass
     } else {
         CheckResult::Inconclusive
@@ -140,22 +142,21 @@ fn labelled_failure(output: &str) -> bool {
 /// The shell could not find the program or script it was asked to run
 /// (`bash: ./run.sh: No such file or directory`).
 fn missing_program(output: &str) -> bool {
-    output.lines().any(|line| {
-        line.split_whitespace()
-            .next()
-            .is_some_and(|w| w.ends_with("sh:"))
-            && line.contains("No such file or directory")
-    })
+    output
+        .lines()
+        .any(|line| from_shell(line) && line.contains("No such file or directory"))
 }
 
 /// Some test ran and passed (`3 passed`, `... ok`, a lone `OK`, `test result: ok`): the
 /// check did start, whatever else its output says is missing.
-fn ran_tests(output: &str) -> bool {
-    pass_signal(output)
-        || output.lines().any(|line| {
-            let t = line.trim();
-            t == "OK" || t.starts_with("OK (") || t.ends_with("... ok")
-        })
+fn ran_tests(output: &str, pass_signal: bool) -> bool {
+    pass_signal || output.lines().any(|line| runner_ok(line.trim()))
+}
+
+/// A test runner's own line for tests that passed: a lone `OK` (unittest, with its
+/// `(skipped=1)`) or a `... ok` line.
+fn runner_ok(line: &str) -> bool {
+    line == "OK" || line.starts_with("OK (") || line.ends_with("... ok")
 }
 
 /// A line of the output says the check passed: a lone `OK` (unittest, with its
@@ -165,9 +166,7 @@ fn ran_tests(output: &str) -> bool {
 fn says_passed(output: &str) -> bool {
     output.lines().any(|line| {
         let t = line.trim();
-        t == "OK"
-            || t.starts_with("OK (")
-            || t.ends_with("... ok")
+        runner_ok(t)
             || t.split(|c: char| !c.is_ascii_alphanumeric())
                 .any(|w| w == "PASS" || w == "PASSED")
             || PASS_MARKS.iter().any(|m| t.contains(m))

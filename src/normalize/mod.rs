@@ -23,6 +23,7 @@ pub use family::{Families, ToolKind};
 pub use outcome::{ErrorClass, Signal};
 pub use shell::writes::Writes;
 pub use shell::ShellFacts;
+use std::borrow::Cow;
 use std::collections::BTreeSet;
 use std::sync::Arc;
 
@@ -476,8 +477,9 @@ impl RunState {
     /// What a call wrote, and whether that changed the project's code; the work tree
     /// learns from the call (the paths it names, a listing's output, script bodies).
     fn written(&mut self, call: &CallInfo, result: &ToolResult) -> WrittenBy {
-        let run_cwd = self.cwd.clone();
-        let run_cwd = run_cwd.as_deref();
+        // Disjoint fields: the run's directory is read while the work tree learns.
+        let run_cwd = self.cwd.as_deref();
+        let work = &mut self.work;
         let facts = call.shell.as_ref();
         let output = result.output.as_deref().unwrap_or("");
         // A line the shell refused ran nothing. A write by a command before the line's
@@ -490,20 +492,20 @@ impl RunState {
             .filter(|w| w.mutates() && !refused)
             .and_then(|w| {
                 if line_failed {
-                    w.if_failed()
+                    w.if_failed().map(Cow::Owned)
                 } else {
-                    Some(w.clone())
+                    Some(Cow::Borrowed(w))
                 }
             });
-        let grammar = grammar.as_ref();
+        let grammar = grammar.as_deref();
         // A script written by this very line (`cat > fix.py <<EOF ... EOF` then `python
         // fix.py`) is read as well as one an earlier line wrote.
         if let Some(w) = grammar {
-            self.work.record_bodies(w);
+            work.record_bodies(w);
         }
         let script = facts
             .filter(|_| !refused)
-            .and_then(|f| self.work.script_writes(&f.scripts, run_cwd, line_failed));
+            .and_then(|f| work.script_writes(&f.scripts, run_cwd, line_failed));
         let script = script.as_ref();
         let shell_wrote = grammar.is_some() || script.is_some();
         let tool_wrote = result.success && call.kind.mutates_files();
@@ -531,21 +533,21 @@ impl RunState {
                 }
             }
             written.edited.extend(recorded.iter().map(String::as_str));
-            self.work.changes_code(&written, run_cwd)
+            work.changes_code(&written, run_cwd)
         };
         if let Some(w) = facts.and_then(|f| f.writes.as_ref()).filter(|_| !refused) {
-            self.work.note_captures(&w.captures);
+            work.note_captures(&w.captures);
         }
         let named = facts
             .into_iter()
             .flat_map(|f| f.named.iter().map(String::as_str));
         let tool_path = call.families.path.as_deref();
-        self.work.note_named(
+        work.note_named(
             named
                 .chain(tool_path)
                 .chain(recorded.iter().map(String::as_str)),
         );
-        self.work.note_listing(output, call.cwd.as_deref(), run_cwd);
+        work.note_listing(output, call.cwd.as_deref(), run_cwd);
         WrittenBy {
             mutation,
             inferred: result.mutation.is_none() && shell_wrote,

@@ -99,7 +99,7 @@ pub fn classify(error_class: Option<&str>, output: Option<&str>) -> ErrorClass {
         }
     }
     let text = output
-        .map(|o| head(o, 4096).to_ascii_lowercase())
+        .map(|o| text::head(o, 4096).to_ascii_lowercase())
         .unwrap_or_default();
     let has = |phrases: &[&str]| phrases.iter().any(|p| text.contains(p));
     if has(&STALE_PHRASES) {
@@ -113,18 +113,6 @@ pub fn classify(error_class: Option<&str>, output: Option<&str>) -> ErrorClass {
     } else {
         ErrorClass::Failed
     }
-}
-
-/// The start of `s`, cut at a character boundary.
-fn head(s: &str, max: usize) -> &str {
-    if s.len() <= max {
-        return s;
-    }
-    let mut end = max;
-    while !s.is_char_boundary(end) {
-        end -= 1;
-    }
-    &s[..end]
 }
 
 /// The generic error count in a tool's output (`failureProgressSignal`), or `None` when

@@ -90,6 +90,15 @@ pub fn finders(phrases: &[&'static str]) -> Vec<memchr::memmem::Finder<'static>>
         .collect()
 }
 
+/// The first `max` bytes of `s` at most, cut back to a character boundary.
+pub fn head(s: &str, max: usize) -> &str {
+    let mut end = s.len().min(max);
+    while !s.is_char_boundary(end) {
+        end -= 1;
+    }
+    &s[..end]
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -25,6 +25,7 @@
 use super::shell::code::code_writes;
 use super::shell::scripts::{looks_like_path, ScriptKind, ScriptRun};
 use super::shell::{join_path, relative_form, writes, Writes};
+use super::text::head;
 use crate::hash::{HashMap, HashSet};
 use std::sync::Arc;
 
@@ -153,12 +154,12 @@ impl WorkTree {
     /// runner's report), relative to the directory the call ran in: known from now on.
     /// Only the first [`READ_CAP`] bytes are read.
     pub fn note_listing(&mut self, output: &str, call_cwd: Option<&str>, run_cwd: Option<&str>) {
-        let head = &output.as_bytes()[..floor_char_boundary(output, READ_CAP)];
+        let read = head(output, READ_CAP).as_bytes();
         // Every output is read, so this is a hot loop: bytes, not chars (the delimiters
         // are ASCII, so every token is whole UTF-8), and no allocation for a path relative
         // to the run's own directory that is known already.
         let same_dir = call_cwd.is_none() || call_cwd == run_cwd;
-        for token in path_candidates(head) {
+        for token in path_candidates(read) {
             let Ok(token) = std::str::from_utf8(token) else {
                 continue;
             };
@@ -179,7 +180,7 @@ impl WorkTree {
     /// Keeps the bodies a call wrote to files, for a later run of them by name.
     pub fn record_bodies(&mut self, writes: &Writes) {
         for (path, body) in &writes.bodies {
-            let kept = &body[..floor_char_boundary(body, READ_CAP)];
+            let kept = head(body, READ_CAP);
             self.bodies.insert(path.clone(), Arc::from(kept));
         }
     }
@@ -267,18 +268,6 @@ fn is_backup(path: &str) -> bool {
         || name.ends_with('~')
         || name.contains(".backup")
         || name.contains(".bak.")
-}
-
-/// The largest index at most `max` that starts a character of `s`.
-fn floor_char_boundary(s: &str, max: usize) -> usize {
-    if s.len() <= max {
-        return s.len();
-    }
-    let mut end = max;
-    while !s.is_char_boundary(end) {
-        end -= 1;
-    }
-    end
 }
 
 /// Where an output's words end: ASCII whitespace, quotes, brackets and separators.

@@ -92,13 +92,17 @@ pub fn refused(output: &str) -> bool {
     // Every shell result is asked: one fast pass for the shell's label first.
     memchr::memmem::find(output.as_bytes(), b"sh:").is_some()
         && REFUSALS.iter().any(|r| output.contains(r))
-        && output.lines().any(|line| {
-            let from_shell = line
-                .split_whitespace()
-                .next()
-                .is_some_and(|w| w.ends_with("sh:"));
-            from_shell && REFUSALS.iter().any(|r| line.contains(r))
-        })
+        && output
+            .lines()
+            .any(|line| from_shell(line) && REFUSALS.iter().any(|r| line.contains(r)))
+}
+
+/// A line the shell itself printed: its first word is a shell's label (`bash:`,
+/// `/bin/sh:`, `zsh:`).
+pub(crate) fn from_shell(line: &str) -> bool {
+    line.split_whitespace()
+        .next()
+        .is_some_and(|w| w.ends_with("sh:"))
 }
 
 /// Pipe stages that show everything they read.

@@ -11,6 +11,7 @@ use crate::guards::evidence::{mask_numbers, masked_hash};
 use crate::ingest::LoadedRun;
 use crate::model::{Directive, Frame, Todo};
 use crate::normalize::outcome::last_diagnostic_line;
+use crate::normalize::text::head;
 use crate::normalize::{CallInfo, NormEvent, Outcome, RunState, Step};
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
@@ -441,15 +442,6 @@ fn repeated(frame: &Frame) -> Vec<Repeated> {
         .collect();
     out.sort_by(|(i, a), (j, b)| b.count.cmp(&a.count).then(i.cmp(j)));
     out.into_iter().map(|(_, r)| r).collect()
-}
-
-/// The first `max` bytes of `s`, cut at a character boundary.
-fn head(s: &str, max: usize) -> &str {
-    let mut end = s.len().min(max);
-    while !s.is_char_boundary(end) {
-        end -= 1;
-    }
-    &s[..end]
 }
 
 /// `s` on one line: every run of whitespace and control characters one space.
