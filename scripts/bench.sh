@@ -40,6 +40,14 @@
 # guard process wrapped in GNU time) plus serialization (what the null guard adds, net of
 # its own CPU); the CPU of each replay is printed beside it.
 #
+# Then a sweep (issue #29, item 7), on a corpus of BENCH_SWEEP_MB megabytes labelled every
+# other run failed (a labels file jq writes from one replay's report): `replay` against
+# `sweep --format json` over two 50-point grids, one of one guard (convergence_breaker's
+# stalled x abandon) and one of two (diagnostic_delta's abandon x adaptive_edit's
+# switch_threshold), with the time and peak RSS of each over the replay's; the defaults'
+# point of the first grid must score what the replay's report gives (tokens saved on the
+# failed runs, failed and healthy runs cut, counted by jq).
+#
 #   scripts/bench.sh                       # 100 MB, 1 GB and 5 GB (if the disk allows)
 #   BENCH_MB=100 scripts/bench.sh          # one size
 #   BENCH_MB="100 1000" scripts/bench.sh   # several
@@ -47,7 +55,8 @@
 #
 # Environment: BENCH_MB ("100 1000 5000"), BENCH_SEED (7), BENCH_REPS (3), BENCH_PROJECTS
 # (8), BENCH_LOOP_LINES ("100000 300000 1000000"; empty skips), BENCH_SINGLE_MB (200; 0
-# skips), BENCH_TINY_RUNS (100000; 0 skips), BENCH_GUARD_MB (1000; 0 skips), BENCH_KEEP=1 keeps the temporary directory
+# skips), BENCH_TINY_RUNS (100000; 0 skips), BENCH_GUARD_MB (1000; 0 skips), BENCH_SWEEP_MB
+# (1000; 0 skips), BENCH_KEEP=1 keeps the temporary directory
 # (and every corpus), TMPDIR picks where it goes. Needs bash, coreutils, the Rust
 # toolchain and jq; when jq is missing it is installed with `apt-get update && apt-get
 # install -y jq` (through sudo when not root).
@@ -63,6 +72,7 @@ loop_lines=${BENCH_LOOP_LINES-100000 300000 1000000}
 single_mb=${BENCH_SINGLE_MB:-200}
 tiny_runs=${BENCH_TINY_RUNS:-100000}
 guard_mb=${BENCH_GUARD_MB:-1000}
+sweep_mb=${BENCH_SWEEP_MB:-1000}
 fail() {
     echo "bench: $*" >&2
     exit 2
@@ -70,8 +80,8 @@ fail() {
 read -r -a sizes <<<"$sizes"
 read -r -a loop_lines <<<"$loop_lines"
 ((${#sizes[@]} > 0)) || fail "BENCH_MB must list at least one size"
-for v in "${sizes[@]}" "$seed" "$reps" "$projects" "${loop_lines[@]}" "$single_mb" "$tiny_runs" "$guard_mb"; do
-    [[ $v =~ ^[0-9]+$ ]] || fail "BENCH_MB, BENCH_SEED, BENCH_REPS, BENCH_PROJECTS, BENCH_LOOP_LINES, BENCH_SINGLE_MB, BENCH_TINY_RUNS and BENCH_GUARD_MB take whole numbers (got '$v')"
+for v in "${sizes[@]}" "$seed" "$reps" "$projects" "${loop_lines[@]}" "$single_mb" "$tiny_runs" "$guard_mb" "$sweep_mb"; do
+    [[ $v =~ ^[0-9]+$ ]] || fail "BENCH_MB, BENCH_SEED, BENCH_REPS, BENCH_PROJECTS, BENCH_LOOP_LINES, BENCH_SINGLE_MB, BENCH_TINY_RUNS, BENCH_GUARD_MB and BENCH_SWEEP_MB take whole numbers (got '$v')"
 done
 for v in "${sizes[@]}" "$reps" "$projects" "${loop_lines[@]}"; do
     ((v >= 1)) || fail "BENCH_MB, BENCH_REPS, BENCH_PROJECTS and BENCH_LOOP_LINES must be at least 1"
@@ -595,6 +605,51 @@ if ((guard_mb > 0)); then
     fi
 fi
 
+sweep_rows=()
+if ((sweep_mb > 0)); then
+    echo
+    if room $((sweep_mb * 1500 + 100000)) "sweep over ${sweep_mb} MB"; then
+        echo "== sweep, ${sweep_mb} MB: generating (hindsight synth --mb ${sweep_mb} --seed ${seed} --projects ${projects})"
+        synth_into "$tmp/swept" --mb "$sweep_mb" --seed "$seed" --projects "$projects"
+        "$hindsight" replay "$tmp/swept" --format json --out "$tmp/report-swept.json"
+        # Every other run (in the report's order) failed; names relative to the labels file.
+        jq --arg dir "$tmp/" '{version: 1, runs: (.runs | to_entries | map({
+            key: ((.value.project | ltrimstr($dir)) + "/" + .value.run_id),
+            value: {label: (if .key % 2 == 0 then "failed" else "healthy" end)}}) | from_entries)}' \
+            "$tmp/report-swept.json" >"$tmp/swept-labels.json"
+        grid_one=(--param breaker.stalled=1..5 --param breaker.abandon=5..14)
+        grid_two=(--param delta.abandon=5..9 --param adaptive.switch_threshold=1..10)
+        echo "== sweep: measuring (${reps} repetitions each, wall clock in ns)"
+        measure replayed /dev/null "$hindsight" replay "$tmp/swept" --format json --out "$tmp/report-swept.json"
+        measure sweep_one "$tmp/sweep-one.json" "$hindsight" sweep "$tmp/swept" \
+            --expect "$tmp/swept-labels.json" "${grid_one[@]}" --format json
+        measure sweep_two "$tmp/sweep-two.json" "$hindsight" sweep "$tmp/swept" \
+            --expect "$tmp/swept-labels.json" "${grid_two[@]}" --format json
+        points_one=$(jq '.points | length' "$tmp/sweep-one.json")
+        points_two=$(jq '.points | length' "$tmp/sweep-two.json")
+        # The defaults' point against the replay's report, counted by jq.
+        from_sweep=$(jq -r '.points[] | select(.is_default)
+            | "\(.tokens_saved_on_failed) \(.failed_cut) \(.false_terminal_on_healthy)"' "$tmp/sweep-one.json")
+        from_replay=$(jq -r '[.runs | to_entries[] | {failed: (.key % 2 == 0), v: .value}] as $r
+            | "\([$r[] | select(.failed) | .v.savings.combined] | add // 0) \([$r[] | select(.failed and .v.savings.cut_at_turn != null)] | length) \([$r[] | select((.failed | not) and .v.savings.cut_at_turn != null)] | length)"' \
+            "$tmp/report-swept.json")
+        same_point=no
+        if [[ -n $from_sweep && $from_sweep == "$from_replay" ]]; then same_point=yes; fi
+        echo
+        echo "  sweep over $(decimal "$bytes" 1000000 1) MB (${nruns} runs, ${projects} projects):"
+        echo "    replay                        $(secs "$ns_replayed") s [$(secs "$best_replayed")], $(rss "$kb_replayed")"
+        echo "    sweep, ${points_one} points, 1 guard    $(secs "$ns_sweep_one") s [$(secs "$best_sweep_one")], $(rss "$kb_sweep_one"): $(decimal "$ns_sweep_one" "$ns_replayed" 2)x the time, $(decimal "${kb_sweep_one:-0}" "${kb_replayed:-1}" 2)x the memory"
+        echo "    sweep, ${points_two} points, 2 guards   $(secs "$ns_sweep_two") s [$(secs "$best_sweep_two")], $(rss "$kb_sweep_two"): $(decimal "$ns_sweep_two" "$ns_replayed" 2)x the time, $(decimal "${kb_sweep_two:-0}" "${kb_replayed:-1}" 2)x the memory"
+        echo "    the defaults' point (saved on failed, failed cut, healthy cut): sweep ${from_sweep}, replay ${from_replay}: equal: ${same_point}"
+        [[ $same_point == yes ]] || { echo "bench: the sweep's defaults' point differs from the replay's report" >&2 && failed=1; }
+        for g in one two; do
+            ns=ns_sweep_$g kb=kb_sweep_$g pts=points_$g
+            sweep_rows+=("| $(decimal "$bytes" 1000000 1) | ${nruns} | ${!pts} | $([[ $g == one ]] && echo 1 || echo 2) | $(secs "$ns_replayed") | $(secs "${!ns}") | $(decimal "${!ns}" "$ns_replayed" 2)x | $(rss "$kb_replayed") | $(rss "${!kb}") | $(decimal "${!kb:-0}" "${kb_replayed:-1}" 2)x |")
+        done
+        drop "$tmp/swept"
+    fi
+fi
+
 echo
 if ((${#rows[@]} > 0)); then
     echo "docs/PERFORMANCE.md rows (median of ${reps}; 1 thread / ${cores} threads):"
@@ -634,6 +689,13 @@ if [[ -n $guard_row ]]; then
     echo "| corpus MB | stream MB | replay (wall / CPU) | + null guard (wall / CPU) | + reference guard (wall / CPU) | events (wall) | null guard's CPU | reference guard's CPU | serialization (wall) | added by the reference guard (wall) | its own CPU + serialization | within |"
     echo "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|"
     echo "$guard_row"
+fi
+if ((${#sweep_rows[@]} > 0)); then
+    echo
+    echo "Sweep against one replay (median of ${reps}, default threads):"
+    echo "| corpus MB | runs | points | guards swept | replay s | sweep s | sweep ÷ replay | replay peak RSS | sweep peak RSS | sweep ÷ replay RSS |"
+    echo "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
+    printf '%s\n' "${sweep_rows[@]}"
 fi
 for note in "${notes[@]}"; do echo "note: $note"; done
 ((${#rows[@]} > 0)) || fail "no corpus size could be measured"

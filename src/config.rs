@@ -112,6 +112,12 @@ impl Config {
 
     /// One fresh instance of every registered guard, configured.
     pub fn build(&self) -> Result<Vec<Configured>, ConfigError> {
+        self.build_where(|_| true)
+    }
+
+    /// [`Config::build`] of the guards whose id `keep` accepts (a sweep builds the guards
+    /// it sweeps once per grid point and the others once); only their settings are checked.
+    pub fn build_where(&self, keep: impl Fn(&str) -> bool) -> Result<Vec<Configured>, ConfigError> {
         let entries = registry();
         if let Some(unknown) = self
             .guards
@@ -122,6 +128,7 @@ impl Config {
         }
         entries
             .into_iter()
+            .filter(|entry| keep(entry.info.id))
             .map(|entry| {
                 let guard = entry
                     .build(self.guards.get(entry.info.id))

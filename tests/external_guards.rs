@@ -304,7 +304,7 @@ fn a_guard_that_fires_on_a_turn_the_run_does_not_have_is_a_located_error() {
 #[test]
 fn an_external_guard_s_settings_can_be_swept() {
     let guard = format!("wo3={}", rust_breaker().display());
-    let points = json_report(&[
+    let sweep = json_report(&[
         "sweep",
         "corpora/",
         "--expect",
@@ -316,7 +316,7 @@ fn an_external_guard_s_settings_can_be_swept() {
         "--param",
         "wo3.abandon=4,5",
     ]);
-    let points = points.as_array().expect("points");
+    let points = sweep["points"].as_array().expect("points");
     let settings: Vec<&Value> = points.iter().map(|p| &p["setting"][0]).collect();
     assert_eq!(
         settings,

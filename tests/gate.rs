@@ -306,8 +306,8 @@ fn sweep_reports_the_trade_off_with_the_default_marked() {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    let points: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json");
-    let rows: Vec<(i64, u64, bool)> = points
+    let sweep: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json");
+    let rows: Vec<(i64, u64, bool)> = sweep["points"]
         .as_array()
         .expect("points")
         .iter()
@@ -377,8 +377,8 @@ fn the_shipped_sweep_marks_defaults_without_false_terminal_firings() {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    let points: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json");
-    let points = points.as_array().expect("points");
+    let sweep: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json");
+    let points = sweep["points"].as_array().expect("points");
     // 15 points, less the 3 with `stalled` above `abandon`.
     assert_eq!(points.len(), 12);
     let defaults: Vec<&serde_json::Value> =
@@ -1041,4 +1041,67 @@ fn sweep_select_reports_each_harness_held_out() {
     }
     let table = String::from_utf8_lossy(&sweep("table").stdout).into_owned();
     assert!(table.contains("  swe-agent: saved (failed)"), "{table}");
+}
+
+/// Issue #29, item 7: the one-pass sweep (each run read once, the swept guards run once
+/// per setting) leaves each labelled run, at each setting, as a replay at that setting
+/// does: the same combined savings, cut, dollars, and firings of the swept guards.
+#[test]
+fn a_one_pass_sweep_gives_each_run_what_a_replay_at_each_setting_gives() {
+    let sweep = common::json_report(&[
+        "sweep",
+        "corpora/",
+        "--expect",
+        "corpora/expectations.json",
+        "--param",
+        "breaker.abandon=3,5",
+        "--param",
+        "delta.worsening_step=1,2",
+        "--format",
+        "json",
+    ]);
+    let points = sweep["points"].as_array().expect("points");
+    let runs = sweep["runs"].as_array().expect("runs");
+    assert_eq!(points.len(), 4);
+    assert!(runs.len() >= 20, "{}", runs.len());
+    let swept = ["convergence_breaker", "diagnostic_delta"];
+    let mut cut_somewhere = 0;
+    for (k, point) in points.iter().enumerate() {
+        let sets: Vec<String> = point["setting"]
+            .as_array()
+            .expect("setting")
+            .iter()
+            .map(|s| format!("{}={}", s[0].as_str().expect("name"), s[1]))
+            .collect();
+        let mut args = vec!["replay", "corpora/", "--format", "json"];
+        for set in &sets {
+            args.extend(["--set", set]);
+        }
+        let report = common::json_report(&args);
+        for run in runs {
+            let name = (&run["project"], &run["run_id"]);
+            let replayed = report["runs"]
+                .as_array()
+                .expect("runs")
+                .iter()
+                .find(|r| (&r["project"], &r["run_id"]) == name)
+                .unwrap_or_else(|| panic!("{name:?} replayed"));
+            let savings = &replayed["savings"];
+            let at = format!("{name:?} at {sets:?}");
+            assert_eq!(run["saved"][k], savings["combined"], "{at}");
+            assert_eq!(run["cut"][k], !savings["cut_at_turn"].is_null(), "{at}");
+            match savings["cost_saved_usd"].get("combined") {
+                Some(usd) => assert_eq!(&run["usd"][k], usd, "{at}"),
+                None => assert!(run["usd"].is_null(), "{at}"),
+            }
+            let fired = replayed["firings"]
+                .as_array()
+                .expect("firings")
+                .iter()
+                .any(|f| swept.contains(&f["guard"].as_str().expect("guard")));
+            assert_eq!(run["fired"][k], fired, "{at}");
+            cut_somewhere += usize::from(run["cut"][k] == true);
+        }
+    }
+    assert!(cut_somewhere > 0, "a grid that cuts nothing proves little");
 }

@@ -44,6 +44,14 @@ fn shards(dir: &Path, paths: &[&str], n: u32) -> Vec<PathBuf> {
         .collect()
 }
 
+/// What `COMMAND --shard K/N --format json` writes to stdout.
+fn sharded(command: &[&str], k: u32, n: u32) -> Vec<u8> {
+    let shard = format!("{k}/{n}");
+    let mut args = command.to_vec();
+    args.extend(["--shard", &shard, "--format", "json"]);
+    stdout_of(&args)
+}
+
 /// `merge FILES --out DIR/merged.json`; the merged file's bytes.
 fn merged(dir: &Path, files: &[PathBuf]) -> Vec<u8> {
     let out = dir.join("merged.json");
@@ -430,4 +438,81 @@ fn the_scale_worked_example_runs_and_merges_into_the_unsharded_report() {
             assert!(path.is_file(), "{}", path.display());
         }
     }
+}
+
+/// Issue #29, item 7: a sweep sharded three ways merges into the unsharded sweep's JSON,
+/// byte for byte, its intervals and its `--select` choice drawn again over every run.
+#[test]
+fn three_sweep_shards_merge_into_the_unsharded_sweep() {
+    let dir = tempfile::tempdir().unwrap();
+    let sweep = [
+        "sweep",
+        "corpora/",
+        "--expect",
+        EXPECT,
+        "--param",
+        "breaker.abandon=3..6",
+        "--param",
+        "delta.worsening_step=1,2",
+        "--select",
+        "false_cut_rate<=0.2",
+    ];
+    let mut whole_args = sweep.to_vec();
+    whole_args.extend(["--format", "json"]);
+    let whole = stdout_of(&whole_args);
+    let files: Vec<PathBuf> = (1..=3)
+        .map(|k| {
+            let file = dir.path().join(format!("sweep-{k}.json"));
+            std::fs::write(&file, sharded(&sweep, k, 3)).expect("write");
+            file
+        })
+        .collect();
+    // Each shard holds some projects' runs, and no two the same.
+    let held: Vec<BTreeSet<String>> = files.iter().map(|f| projects(&json(f))).collect();
+    assert!(held.iter().all(|p| !p.is_empty()), "{held:?}");
+    let together: usize = held.iter().map(BTreeSet::len).sum();
+    assert_eq!(
+        together,
+        projects(&serde_json::from_slice(&whole).unwrap()).len()
+    );
+    // Shards in any order.
+    let reordered = [files[2].clone(), files[0].clone(), files[1].clone()];
+    let merged = merged(dir.path(), &reordered);
+    assert!(
+        merged == whole,
+        "merged:\n{}\nwhole:\n{}",
+        String::from_utf8_lossy(&merged),
+        String::from_utf8_lossy(&whole)
+    );
+    // A shard's own points are scored on its runs only: not the whole's.
+    assert_ne!(json(&files[0])["points"], json_of(&whole)["points"]);
+}
+
+fn json_of(bytes: &[u8]) -> Value {
+    serde_json::from_slice(bytes).expect("JSON")
+}
+
+#[test]
+fn merge_refuses_sweeps_of_different_grids_and_a_sweep_beside_a_report() {
+    let dir = tempfile::tempdir().unwrap();
+    let sweep = |param: &str, k: u32| {
+        let file = dir.path().join(format!("{param}-{k}.json"));
+        let args = ["sweep", "corpora/", "--expect", EXPECT, "--param", param];
+        std::fs::write(&file, sharded(&args, k, 2)).expect("write");
+        file.to_str().expect("UTF-8").to_string()
+    };
+    let (one, other) = (
+        sweep("breaker.abandon=4,5", 1),
+        sweep("breaker.abandon=5,6", 2),
+    );
+    let stderr = refused(&["merge", &one, &other]);
+    assert!(
+        stderr.contains("grid differs") && stderr.contains(&one) && stderr.contains(&other),
+        "{stderr}"
+    );
+    let report = shards(dir.path(), &["corpora/"], 2);
+    let stderr = refused(&["merge", &one, report[1].to_str().unwrap()]);
+    assert!(stderr.contains("is a sweep and"), "{stderr}");
+    let stderr = refused(&["merge", &one]);
+    assert!(stderr.contains("shard 2/2 missing"), "{stderr}");
 }

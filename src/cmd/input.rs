@@ -9,7 +9,7 @@ use crate::ingest::{
     discover_with, Limits, ParseError, Policy, ProblemKind, Problems, ProjectSource, SkippedFile,
 };
 use crate::output::Guard;
-use crate::replay::{replay_each, RunReplay};
+use crate::replay::{replay_lineup, Lineup, RunReplay};
 use crate::report::RunReport;
 use crate::shard::Shard;
 use anyhow::{Context, Result};
@@ -272,6 +272,17 @@ impl Input {
         projects: &[ProjectSource],
         config: &Config,
         map: &(dyn Fn(RunReplay) -> T + Sync),
+        deliver: impl FnMut(T),
+    ) -> Result<()> {
+        self.replay_lineup(projects, &Lineup::one(config), map, deliver)
+    }
+
+    /// [`Input::replay_each`] with the guards of `lineup` (a sweep's lanes).
+    pub fn replay_lineup<T: Send>(
+        &self,
+        projects: &[ProjectSource],
+        lineup: &Lineup,
+        map: &(dyn Fn(RunReplay) -> T + Sync),
         mut deliver: impl FnMut(T),
     ) -> Result<()> {
         let total: usize = projects.iter().map(|p| p.runs.len()).sum();
@@ -293,7 +304,7 @@ impl Input {
                     let _ = tx.send(item);
                 };
                 let progress = || bar_ref.inc(1);
-                pool.install(|| replay_each(projects, config, policy, &progress, noted, send))
+                pool.install(|| replay_lineup(projects, lineup, policy, &progress, noted, send))
             });
             for (problems, item) in rx {
                 damaged.extend(problems);

@@ -1,9 +1,11 @@
 //! `hindsight merge`: the JSON reports of `--shard K/N` replays as the one report an
-//! unsharded replay gives (the work is [`crate::report::merge`]).
+//! unsharded replay gives (the work is [`crate::report::merge`]), and the JSON of
+//! `--shard K/N` sweeps as the one unsharded sweep ([`crate::gate::sweep_report`]).
 
-use super::{load_report, output, EXIT_OK};
+use super::{output, parse_json, read_text, EXIT_OK};
+use crate::gate::sweep_report::{self, is_sweep, SweepPart};
 use crate::output::{Entry, Guard};
-use crate::report::merge::{merge, Part};
+use crate::report::merge::{merge, MergeError, Part};
 use anyhow::Result;
 use std::io::Write;
 use std::path::PathBuf;
@@ -19,7 +21,11 @@ use std::path::PathBuf;
     (paths not read, look-alike files) once. Refused (exit 2), naming the files: a project in \
     two reports, `input` sections that differ (the shards were not given the same paths), a \
     shard missing or given twice, shards of different N. Reports without `--shard` (whole \
-    replays of disjoint corpora) merge too. docs/SCALE.md has the recipe.")]
+    replays of disjoint corpora) merge too. docs/SCALE.md has the recipe.\n\n\
+    The JSON of `hindsight sweep --shard K/N --format json` merges the same way into the \
+    unsharded sweep's JSON, byte for byte (each carries its runs' outcomes at every grid \
+    point, so the intervals are drawn again over the whole): the shards must share the grid, \
+    --select, --holdout and --resamples (docs/GATE.md).")]
 pub struct Args {
     /// The `--format json` reports of the shards, in any order.
     #[arg(required = true, value_name = "REPORT.json")]
@@ -34,24 +40,48 @@ pub fn run(args: Args) -> Result<u8> {
     if let Some(out) = &args.out {
         guard.check(out, Entry::Replaced)?;
     }
-    let parts = args
-        .reports
-        .iter()
-        .map(|path| {
-            Ok(Part {
-                file: crate::ingest::display(path),
-                report: load_report(path)?,
-            })
-        })
-        .collect::<Result<Vec<_>>>()?;
-    let report = merge(parts)?;
-    let file = args
-        .out
-        .as_deref()
-        .map(|p| guard.create_file(p))
-        .transpose()?;
-    let mut out = output(file);
-    crate::report::json::render(&report, &mut out)?;
+    let mut reports = Vec::new();
+    let mut sweeps = Vec::new();
+    for path in &args.reports {
+        let file = crate::ingest::display(path);
+        let text = read_text(path)?;
+        if is_sweep(&text) {
+            sweeps.push((
+                file,
+                parse_json::<SweepPart>(path, &text, "sweep --format json")?,
+            ));
+        } else {
+            let report = parse_json(path, &text, "replay --format json")?;
+            reports.push(Part { file, report });
+        }
+    }
+    if let (Some((sweep, _)), Some(report)) = (sweeps.first(), reports.first()) {
+        return Err(MergeError::Kinds {
+            file: sweep.clone(),
+            other: report.file.clone(),
+        }
+        .into());
+    }
+    // Each is merged before the output is made, so a refusal writes nothing.
+    let open = || -> Result<Box<dyn Write>> {
+        let file = args
+            .out
+            .as_deref()
+            .map(|p| guard.create_file(p))
+            .transpose()?;
+        Ok(output(file))
+    };
+    let mut out = if sweeps.is_empty() {
+        let report = merge(reports)?;
+        let mut out = open()?;
+        crate::report::json::render(&report, &mut out)?;
+        out
+    } else {
+        let sweep = sweep_report::merge(sweeps)?;
+        let mut out = open()?;
+        sweep.write(&mut out)?;
+        out
+    };
     out.flush()?;
     Ok(EXIT_OK)
 }

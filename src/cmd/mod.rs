@@ -138,13 +138,22 @@ pub fn output(file: Option<std::fs::File>) -> Box<dyn std::io::Write> {
 
 /// A saved JSON report (`replay --format json`, `merge`, `report`'s `report.json`).
 pub fn load_report(path: &std::path::Path) -> anyhow::Result<crate::report::Report> {
+    parse_json(path, &read_text(path)?, "replay --format json")
+}
+
+/// The text of `path`.
+pub fn read_text(path: &std::path::Path) -> anyhow::Result<String> {
     use anyhow::Context;
-    let text = std::fs::read_to_string(path)
-        .with_context(|| format!("{}: cannot read", path.display()))?;
-    serde_json::from_str(&text).with_context(|| {
-        format!(
-            "{}: not a `hindsight replay --format json` report",
-            path.display()
-        )
-    })
+    std::fs::read_to_string(path).with_context(|| format!("{}: cannot read", path.display()))
+}
+
+/// `text` (read from `path`) as the JSON `hindsight <what>` writes.
+pub fn parse_json<T: serde::de::DeserializeOwned>(
+    path: &std::path::Path,
+    text: &str,
+    what: &str,
+) -> anyhow::Result<T> {
+    use anyhow::Context;
+    serde_json::from_str(text)
+        .with_context(|| format!("{}: not a `hindsight {what}` report", path.display()))
 }

@@ -1,24 +1,21 @@
 //! `hindsight sweep`: replay a labeled corpus over a grid of guard settings.
 
-use super::input::{warn_skipped, Input};
+use super::input::Input;
 use super::{output, EXIT_OK};
 use crate::config::Config;
 use crate::gate::scores::Difference;
 use crate::gate::scores::DEFAULT_RESAMPLES;
-use crate::gate::select::{choose, Choice, Figures, Selection};
-use crate::gate::sweep::{
-    compare_with_default, configure, grid, point, Param, Point, Setting, Value,
-};
+use crate::gate::select::{Choice, Figures, Selection};
+use crate::gate::sweep::{configure, grid, Param, Point, Setting, SweptRun, Value};
+use crate::gate::sweep_report::{Selecting, SweepReport};
 use crate::gate::{LabelSpec, Labels};
 use crate::ingest::ProjectSource;
-use crate::replay::{replay_all, RunReplay};
+use crate::replay::{Lineup, RunReplay};
 use crate::report::tables::{
     rate_cell, saving_cell, thousands, tokens_range, SAVINGS_ARE_ESTIMATES,
 };
-use crate::report::Report;
 use anyhow::{bail, Context, Result};
 use comfy_table::{presets, CellAlignment, ContentArrangement, Table};
-use rayon::prelude::*;
 use std::io::Write;
 
 #[derive(Debug, clap::Args)]
@@ -78,34 +75,35 @@ pub fn run(args: Args) -> Result<u8> {
             args.holdout
         );
     }
-    let (points, runs) = sweep(&args.input, &projects, &labels, &params, args.resamples)?;
-    labels.check_matches(runs.iter().map(|r| (r.project.as_str(), r.run_id.as_str())))?;
-    warn_skipped(runs.iter().map(|r| &r.problems));
-    let choice = args
-        .select
-        .as_ref()
-        .map(|s| choose(&points, s, args.holdout, args.resamples));
+    let selecting = args.select.clone().map(|selection| Selecting {
+        selection,
+        holdout: args.holdout,
+    });
+    let (settings, runs) = sweep(&args.input, &projects, &labels, &params)?;
+    let swept = SweepReport::score(
+        settings,
+        runs,
+        args.resamples,
+        selecting.as_ref(),
+        args.input.shard,
+    );
     let mut out = output(None);
-    match (args.format, &choice) {
-        (SweepFormat::Json, None) => {
-            serde_json::to_writer_pretty(&mut out, &points).context("writing JSON")?;
-            writeln!(out)?;
-        }
-        (SweepFormat::Json, Some(choice)) => {
-            let both = serde_json::json!({"points": points, "choice": choice});
-            serde_json::to_writer_pretty(&mut out, &both).context("writing JSON")?;
-            writeln!(out)?;
-        }
-        (SweepFormat::Table, _) => {
-            writeln!(out, "{}\n{SAVINGS_ARE_ESTIMATES}", render(&params, &points))?;
-            if let (Some(choice), Some(selection)) = (&choice, &args.select) {
+    match args.format {
+        SweepFormat::Json => swept.write(&mut out)?,
+        SweepFormat::Table => {
+            writeln!(
+                out,
+                "{}\n{SAVINGS_ARE_ESTIMATES}",
+                render(&params, &swept.points)
+            )?;
+            if let (Some(choice), Some(selection)) = (&swept.choice, &args.select) {
                 writeln!(out, "\n{}", describe_choice(choice, selection))?;
             }
         }
     }
     out.flush()?;
     // No setting meeting the constraints is an answer the caller must not miss.
-    if choice.is_some_and(|c| c.chosen.is_none()) {
+    if swept.choice.is_some_and(|c| c.chosen.is_none()) {
         return Ok(EXIT_NO_CHOICE);
     }
     Ok(EXIT_OK)
@@ -118,7 +116,7 @@ pub fn parse_params(texts: &[String]) -> Result<Vec<Param>> {
         .collect::<Result<Vec<_>, _>>()?)
 }
 
-/// Replays `projects` once per grid point (in parallel) and scores each over `labels`.
+/// Sweeps `projects` over the grid of `params` and scores each point over `labels`.
 pub fn sweep_points(
     input: &Input,
     projects: &[ProjectSource],
@@ -126,37 +124,40 @@ pub fn sweep_points(
     params: &[Param],
     resamples: u32,
 ) -> Result<Vec<Point>> {
-    Ok(sweep(input, projects, labels, params, resamples)?.0)
+    let (settings, runs) = sweep(input, projects, labels, params)?;
+    Ok(SweepReport::score(settings, runs, resamples, None, None).points)
 }
 
-/// The points, and the runs of the first one: every point reads the same input, so its
-/// skipped records are every point's.
+/// The grid's settings, and every labelled run as each of them leaves it: one replay
+/// reads, parses and normalizes each run once, running the guards the grid leaves alone
+/// once and the swept ones once per setting ([`Lineup`]). The labels must name some
+/// replayed run, except in a shard (`--shard`), where the merge checks the whole.
 fn sweep(
     input: &Input,
     projects: &[ProjectSource],
     labels: &Labels,
     params: &[Param],
-    resamples: u32,
-) -> Result<(Vec<Point>, Vec<RunReplay>)> {
+) -> Result<(Vec<Setting>, Vec<SweptRun>)> {
     let base = input.config()?;
     let prices = input.prices()?;
     let (settings, configs) = valid_settings(&base, grid(params)?)?;
-    let policy = input.policy();
-    let scored = input.pool()?.install(|| {
-        settings
-            .into_par_iter()
-            .zip(configs.par_iter())
-            .enumerate()
-            .map(|(i, (setting, config))| {
-                let runs = replay_all(projects, config, policy, &|| {})?;
-                let scored = point(setting, &Report::build(&runs, &prices), labels, resamples);
-                Ok((scored, if i == 0 { runs } else { Vec::new() }))
-            })
-            .collect::<Result<Vec<_>, crate::replay::ReplayError>>()
+    let mut swept: Vec<&'static str> = params.iter().map(|p| p.guard).collect();
+    swept.sort_unstable();
+    swept.dedup();
+    let lineup = Lineup::sweep(&base, configs, swept);
+    let (mut names, mut runs) = (Vec::new(), Vec::new());
+    let score = |r: RunReplay| {
+        let name = (r.project.clone(), r.run_id.clone());
+        (name, SweptRun::of(&r, &prices, labels))
+    };
+    input.replay_lineup(projects, &lineup, &score, |(name, run)| {
+        names.push(name);
+        runs.extend(run);
     })?;
-    let (mut points, runs): (Vec<Point>, Vec<Vec<RunReplay>>) = scored.into_iter().unzip();
-    compare_with_default(&mut points, resamples);
-    Ok((points, runs.into_iter().next().unwrap_or_default()))
+    if input.shard.is_none() {
+        labels.check_matches(names.iter().map(|(p, r)| (p.as_str(), r.as_str())))?;
+    }
+    Ok((settings, runs))
 }
 
 /// The grid points the guards accept, each with its configuration. Points a guard refuses

@@ -98,13 +98,48 @@ pub fn cost(run: &RunReplay, prices: &Prices) -> RunCost {
         .map(|(g, fs)| (*g, timeline.saved(fs)))
         .collect();
     out.combined = timeline.saved(&all);
-    out.cut_at = run
-        .firings
-        .iter()
-        .filter(|f| f.effect == Effect::Terminal && f.agent == "main")
-        .map(|f| f.turn)
-        .min();
+    out.cut_at = cut_at(all);
     out
+}
+
+/// The turn of the main agent's earliest terminal firing among `firings`.
+fn cut_at<'f>(firings: impl IntoIterator<Item = &'f Firing>) -> Option<u32> {
+    firings
+        .into_iter()
+        .filter(|f| f.effect == Effect::Terminal && f.agent == timeline::MAIN)
+        .map(|f| f.turn)
+        .min()
+}
+
+/// What one grid point of a sweep saves on a run: the combined figure and the cut.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct PointSaving {
+    pub saved: Saved,
+    pub cut_at: Option<u32>,
+}
+
+/// Each grid point's savings on a sweep's replay of `run` ([`RunReplay::swept`]): the
+/// run's own firings (the guards the grid leaves alone) and the point's, acting together,
+/// as [`cost`] figures them for a replay at that point; and whether any request was
+/// priced (else the dollars say nothing).
+pub fn swept_savings(run: &RunReplay, prices: &Prices) -> (Vec<PointSaving>, bool) {
+    let requests = priced_requests(run, prices, |_, _, _, _, _| {});
+    let priced = requests.iter().any(|r| r.usd.is_some());
+    let timeline = Timeline::new(&requests, &run.compactions);
+    let savings = run
+        .swept
+        .iter()
+        .map(|own| {
+            // In the order a replay at the point sorts its firings in.
+            let mut all: Vec<&Firing> = run.firings.iter().chain(own).collect();
+            all.sort();
+            PointSaving {
+                saved: timeline.saved(&all),
+                cut_at: cut_at(all),
+            }
+        })
+        .collect();
+    (savings, priced)
 }
 
 /// The run's requests in turn order, each with its tokens and dollars; `each` sees every

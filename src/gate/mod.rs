@@ -11,6 +11,7 @@ pub mod labels;
 pub mod scores;
 pub mod select;
 pub mod sweep;
+pub mod sweep_report;
 
 pub use baseline::{compare, Regression};
 pub use judge::{judge, Verdict};

@@ -367,23 +367,22 @@ pub(super) fn tallies(
     labeled: &[(&RunReport, Label)],
     outcome: impl Fn(&RunReport) -> RunOutcome,
 ) -> Vec<Tally> {
-    named_tallies(labeled, outcome)
-        .into_iter()
-        .map(|(_, t)| t)
-        .collect()
+    let runs = labeled
+        .iter()
+        .map(|(run, label)| (run.project.as_str(), *label, outcome(run)));
+    named_tallies(runs).into_iter().map(|(_, t)| t).collect()
 }
 
-/// [`tallies`] with each project's name.
-pub(super) fn named_tallies(
-    labeled: &[(&RunReport, Label)],
-    outcome: impl Fn(&RunReport) -> RunOutcome,
+/// One tally per project, with its name, of runs given as `(project, label, outcome)`.
+pub(super) fn named_tallies<'r>(
+    runs: impl IntoIterator<Item = (&'r str, Label, RunOutcome)>,
 ) -> Vec<(String, Tally)> {
     let mut projects: BTreeMap<&str, Tally> = BTreeMap::new();
-    for (run, label) in labeled {
+    for (project, label, outcome) in runs {
         projects
-            .entry(run.project.as_str())
+            .entry(project)
             .or_default()
-            .add(&Tally::of(*label, outcome(run)));
+            .add(&Tally::of(label, outcome));
     }
     projects
         .into_iter()

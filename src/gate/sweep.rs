@@ -7,8 +7,11 @@ use super::scores::{
     bootstrap, named_tallies, paired, permille, total, Difference, Intervals, RunOutcome, Tally,
 };
 use crate::config::{resolve_guard, Config, ConfigError};
-use crate::report::{dollar_sum, Report, RunReport};
-use serde::Serialize;
+use crate::cost::{swept_savings, Prices};
+use crate::replay::RunReplay;
+use crate::report::{dollar_sum, dollars};
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
 
 /// One swept parameter: `guard.key` and the values it takes.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -21,7 +24,7 @@ pub struct Param {
 /// A value a setting takes in a sweep: a number, `true`/`false`, or a word naming a
 /// variant (`diagnostic_delta.progress=count,fingerprint`). Serialized as itself (`3`,
 /// `true`, `"fingerprint"`).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(untagged)]
 pub enum Value {
     Int(i64),
@@ -214,52 +217,112 @@ impl Point {
     }
 }
 
-/// Scores one replayed setting, with `resamples` bootstrap resamples.
-pub fn point(setting: Setting, report: &Report, labels: &Labels, resamples: u32) -> Point {
-    let swept: Vec<&str> = setting
-        .iter()
-        .filter_map(|(name, _)| name.split_once('.').map(|(guard, _)| guard))
+/// One labelled run of a sweep as every grid point left it (issue #29, item 7): what the
+/// scores are made of, carried in the sweep's JSON so that the shards of a sweep merge
+/// into exactly the unsharded one. Per point, in grid order.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SweptRun {
+    pub project: String,
+    pub run_id: String,
+    /// The format the run was read from.
+    pub harness: String,
+    pub label: Label,
+    /// A swept guard fired on the run.
+    pub fired: Vec<bool>,
+    /// Something cut the run short (any guard's terminal firing of the main agent).
+    pub cut: Vec<bool>,
+    /// Tokens every guard together saved (estimated, docs/COUNTERFACTUAL.md).
+    pub saved: Vec<u64>,
+    /// The same in dollars; `null` when nothing in the run was priced.
+    pub usd: Option<Vec<f64>>,
+}
+
+impl SweptRun {
+    /// `run` (a sweep's replay, [`RunReplay::swept`]) with its label; `None` when the
+    /// labels do not name it.
+    pub fn of(run: &RunReplay, prices: &Prices, labels: &Labels) -> Option<Self> {
+        let label = labels.get_of(&run.project, &run.run_id)?.label;
+        let (savings, priced) = swept_savings(run, prices);
+        Some(Self {
+            project: run.project.clone(),
+            run_id: run.run_id.clone(),
+            harness: run.format.clone(),
+            label,
+            fired: run.swept.iter().map(|own| !own.is_empty()).collect(),
+            cut: savings.iter().map(|s| s.cut_at.is_some()).collect(),
+            saved: savings.iter().map(|s| s.saved.tokens).collect(),
+            usd: priced.then(|| savings.iter().map(|s| dollars(s.saved.usd)).collect()),
+        })
+    }
+
+    /// What the run scores at point `k`.
+    fn outcome(&self, k: usize) -> RunOutcome {
+        RunOutcome {
+            fired: self.fired[k],
+            cut: self.cut[k],
+            saved: self.saved[k],
+            usd: self.usd.as_ref().map(|usd| usd[k]),
+        }
+    }
+
+    /// Points this run has figures for (every vector is as long).
+    pub fn points(&self) -> usize {
+        let n = self.fired.len();
+        let usd = self.usd.as_ref().is_none_or(|u| u.len() == n);
+        if self.cut.len() == n && self.saved.len() == n && usd {
+            n
+        } else {
+            0
+        }
+    }
+}
+
+/// Scores every grid point over the labelled runs (in parallel; the points come back in
+/// grid order) and compares each with the defaults' point.
+pub fn points(settings: Vec<Setting>, runs: &[SweptRun], resamples: u32) -> Vec<Point> {
+    use rayon::prelude::*;
+    let mut points: Vec<Point> = settings
+        .into_par_iter()
+        .enumerate()
+        .map(|(k, setting)| point(setting, k, runs, resamples))
         .collect();
-    let labeled: Vec<(&RunReport, Label)> = report
-        .runs
-        .iter()
-        .filter_map(|r| labels.get(r).map(|l| (r, l.label)))
-        .collect();
-    let named = named_tallies(&labeled, |run| RunOutcome {
-        fired: run
-            .firings
-            .iter()
-            .any(|f| swept.contains(&f.guard.as_str())),
-        cut: run.savings.cut_at_turn.is_some(),
-        saved: run.savings.combined,
-        usd: run.savings.cost_saved_usd.as_ref().map(|c| c.combined),
-    });
+    compare_with_default(&mut points, resamples);
+    points
+}
+
+/// Scores grid point `k` (`setting`), with `resamples` bootstrap resamples.
+fn point(setting: Setting, k: usize, runs: &[SweptRun], resamples: u32) -> Point {
+    let named = named_tallies(
+        runs.iter()
+            .map(|r| (r.project.as_str(), r.label, r.outcome(k))),
+    );
     let (names, projects): (Vec<String>, Vec<Tally>) = named.into_iter().unzip();
+    let mut harness_of: BTreeMap<&str, &str> = BTreeMap::new();
+    for r in runs {
+        harness_of.entry(&r.project).or_insert(&r.harness);
+    }
     let harnesses = names
         .iter()
         .map(|name| {
-            labeled
-                .iter()
-                .find(|(r, _)| r.project == *name)
-                .map_or_else(String::new, |(r, _)| r.format.clone())
+            harness_of
+                .get(name.as_str())
+                .map_or_else(String::new, |h| h.to_string())
         })
         .collect();
     let whole = total(&projects);
     let count = |n: u64| n as usize;
-    let on = |label: Label| {
-        labeled
-            .iter()
-            .filter(move |(_, l)| *l == label)
-            .map(|(r, _)| *r)
+    let usd = |label: Label, cut_only: bool| {
+        dollar_sum(
+            runs.iter()
+                .filter(|r| r.label == label && (!cut_only || r.cut[k]))
+                .map(|r| r.outcome(k).usd),
+        )
     };
-    let cut_healthy = || on(Label::Healthy).filter(|r| r.savings.cut_at_turn.is_some());
     Point {
         is_default: is_default(&setting),
         setting,
         tokens_saved_on_failed: whole.saved_failed,
-        cost_saved_usd_on_failed: dollar_sum(
-            on(Label::Failed).map(|r| r.savings.cost_saved_usd.as_ref().map(|c| c.combined)),
-        ),
+        cost_saved_usd_on_failed: usd(Label::Failed, false),
         false_terminal_on_healthy: count(whole.cut_healthy),
         failed_cut: count(whole.cut_failed),
         failed_runs: count(whole.failed),
@@ -268,9 +331,7 @@ pub fn point(setting: Setting, report: &Report, labels: &Labels, resamples: u32)
         advised_on_failed: count(whole.advised_failed),
         advised_on_healthy: count(whole.advised_healthy),
         tokens_lost_on_healthy: whole.lost_healthy,
-        cost_lost_usd_on_healthy: dollar_sum(
-            cut_healthy().map(|r| r.savings.cost_saved_usd.as_ref().map(|c| c.combined)),
-        ),
+        cost_lost_usd_on_healthy: usd(Label::Healthy, true),
         intervals: bootstrap(&projects, resamples).with_edges(&whole),
         versus_default: None,
         tallies: projects,
@@ -280,7 +341,7 @@ pub fn point(setting: Setting, report: &Report, labels: &Labels, resamples: u32)
 }
 
 /// Sets every point's comparison with the defaults' point, when the grid holds it.
-pub fn compare_with_default(points: &mut [Point], resamples: u32) {
+fn compare_with_default(points: &mut [Point], resamples: u32) {
     let Some(default) = points.iter().position(|p| p.is_default) else {
         return;
     };

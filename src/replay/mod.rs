@@ -15,8 +15,10 @@ use crate::model::{tokens_from_chars, EventKind, LedgerFamily, LedgerStatus, Req
 use crate::normalize::{NormEvent, RunState, Step};
 use std::collections::BTreeMap;
 
+mod lineup;
 mod schedule;
-pub use schedule::replay_each;
+pub use lineup::Lineup;
+pub use schedule::{replay_each, replay_lineup};
 
 /// Token facts of one turn (one model request), as recorded; the cost model works from
 /// these.
@@ -67,6 +69,10 @@ pub struct RunReplay {
     /// guard id (only guards holding something): the rounds a resumed session starts
     /// with (seed 000 WO-3 "carry"). Not part of the JSON report.
     pub carry_in: BTreeMap<String, Vec<LedgerFamily>>,
+    /// A sweep's replay ([`Lineup::sweep`]): the firings of the swept guards at each grid
+    /// point, in point order, each sorted as `firings` is; `firings` holds the other
+    /// guards'. Empty for a plain replay.
+    pub swept: Vec<Vec<Firing>>,
     pub problems: Problems,
     pub stats: IngestStats,
     /// Why a guard could not judge this run (an external guard that failed); its results
@@ -113,6 +119,9 @@ pub fn replay_project(
 pub struct ProjectReplayer {
     name: String,
     guards: Vec<(Entry, Box<dyn Guard>)>,
+    /// Each guard's lane ([`Lineup`]), and how many lanes there are.
+    lane_of: Vec<usize>,
+    lanes: usize,
     convergence_ledger: Vec<LedgerFamily>,
     session_index: usize,
     guard_policy: Policy,
@@ -124,12 +133,28 @@ impl ProjectReplayer {
         config: &Config,
         convergence_ledger: Vec<LedgerFamily>,
     ) -> Result<Self, ConfigError> {
+        Self::with_lineup(name, &Lineup::one(config), convergence_ledger)
+    }
+
+    /// [`ProjectReplayer::new`] with the guards of `lineup`, lane by lane.
+    pub fn with_lineup(
+        name: &str,
+        lineup: &Lineup,
+        convergence_ledger: Vec<LedgerFamily>,
+    ) -> Result<Self, ConfigError> {
+        let (lane_of, guards) = lineup
+            .build()?
+            .into_iter()
+            .map(|l| (l.lane, (l.entry, l.guard)))
+            .unzip();
         Ok(Self {
             name: name.to_string(),
-            guards: config.build()?,
+            guards,
+            lane_of,
+            lanes: lineup.lanes(),
             convergence_ledger,
             session_index: 0,
-            guard_policy: if config.lenient_guards {
+            guard_policy: if lineup.lenient_guards() {
                 Policy::Lenient
             } else {
                 Policy::Strict
@@ -166,28 +191,46 @@ impl ProjectReplayer {
     /// Replays the project's next session, consuming it as it goes ([`walk_owned`]).
     pub fn replay(&mut self, mut run: LoadedRun) -> RunReplay {
         let run_id = std::mem::take(&mut run.run_id);
-        let carry_in = self
-            .guards
+        let mut carry_in = self.carried_by_lane();
+        let last_turn = last_turn(&run);
+        let metas: Vec<RunMeta> = carry_in
             .iter()
-            .filter_map(|(e, g)| Some((e.info.id.to_string(), g.carried()?)))
-            .filter(|(_, carried)| !carried.is_empty())
+            .map(|carry_in| RunMeta {
+                project: &self.name,
+                run_id: &run_id,
+                session_index: self.session_index,
+                format: run.format.as_str(),
+                completion_ledger: run.ledger,
+                convergence_ledger: &self.convergence_ledger,
+                last_turn,
+                carry_in,
+                records: run.stats.records,
+                skipped: run.problems.count,
+            })
             .collect();
-        let meta = RunMeta {
-            project: &self.name,
-            run_id: &run_id,
-            session_index: self.session_index,
-            format: run.format.as_str(),
-            completion_ledger: run.ledger,
-            convergence_ledger: &self.convergence_ledger,
-            last_turn: last_turn(&run),
-            carry_in: &carry_in,
-            records: run.stats.records,
-            skipped: run.problems.count,
-        };
-        let mut replay = replay_run(run, &meta, &mut self.guards);
-        replay.carry_in = carry_in;
+        let mut replay = replay_run(run, &metas, &mut self.guards, &self.lane_of);
+        replay.carry_in = std::mem::take(&mut carry_in[0]);
         self.session_index += 1;
         replay
+    }
+
+    /// What the guards that carry state across sessions hold, by guard id, as each lane
+    /// sees it: lane 0's guards', and for a grid point also its own swept guards'.
+    fn carried_by_lane(&self) -> Vec<BTreeMap<String, Vec<LedgerFamily>>> {
+        let mut lanes = vec![BTreeMap::new(); self.lanes];
+        for ((e, g), &lane) in self.guards.iter().zip(&self.lane_of) {
+            let Some(carried) = g.carried().filter(|c| !c.is_empty()) else {
+                continue;
+            };
+            if lane == 0 {
+                for each in &mut lanes {
+                    each.insert(e.info.id.to_string(), carried.clone());
+                }
+            } else {
+                lanes[lane].insert(e.info.id.to_string(), carried);
+            }
+        }
+        lanes
     }
 }
 
@@ -223,14 +266,18 @@ pub fn last_turn(run: &LoadedRun) -> u32 {
 
 /// Feeds one loaded run to the guards: events in recorded order (stably by turn), each
 /// turn's frames after its events. The run is consumed as it is walked ([`walk_owned`]).
+/// Each guard is told of the run as its lane sees it (`metas[lane]`); lane 0's results
+/// are the run's, the other lanes' firings go to [`RunReplay::swept`].
 fn replay_run(
     run: LoadedRun,
-    meta: &RunMeta<'_>,
+    metas: &[RunMeta<'_>],
     guards: &mut [(Entry, Box<dyn Guard>)],
+    lane_of: &[usize],
 ) -> RunReplay {
+    let meta = &metas[0];
     let mut sinks: Vec<Firings> = guards.iter().map(|(e, _)| Firings::new(e.info)).collect();
-    for (_, guard) in guards.iter_mut() {
-        guard.begin_run(meta);
+    for ((_, guard), &lane) in guards.iter_mut().zip(lane_of) {
+        guard.begin_run(&metas[lane]);
     }
     let mut usage = UsageAccumulator::default();
     let LoadedRun {
@@ -250,25 +297,31 @@ fn replay_run(
         feed(guards, &mut sinks, norm, state);
     });
     let mut metrics = BTreeMap::new();
-    let mut firings = Vec::new();
+    let mut lanes: Vec<Vec<Firing>> = vec![Vec::new(); metas.len()];
     let mut series = BTreeMap::new();
     let mut guard_failures = Vec::new();
-    for ((entry, guard), mut sink) in guards.iter_mut().zip(sinks) {
-        let m = guard.finish_run(meta, &state, &mut sink);
+    for (((entry, guard), mut sink), &lane) in guards.iter_mut().zip(sinks).zip(lane_of) {
+        let m = guard.finish_run(&metas[lane], &state, &mut sink);
         if let Some(failure) = guard.take_failure() {
             guard_failures.push(failure);
+            continue;
+        }
+        let (fired, plotted) = sink.into_parts();
+        lanes[lane].extend(fired);
+        // A grid point's metrics and series are not reported: only its firings are scored.
+        if lane > 0 {
             continue;
         }
         if !m.is_empty() {
             metrics.insert(entry.info.id.to_string(), m);
         }
-        let (fired, plotted) = sink.into_parts();
-        firings.extend(fired);
         if !plotted.is_empty() {
             series.insert(entry.info.id.to_string(), plotted);
         }
     }
-    firings.sort();
+    lanes.iter_mut().for_each(|l| l.sort());
+    let mut lanes = lanes.into_iter();
+    let firings = lanes.next().unwrap_or_default();
     RunReplay {
         project: meta.project.to_string(),
         run_id: meta.run_id.to_string(),
@@ -281,6 +334,7 @@ fn replay_run(
         series,
         ledger_recorded: ledger,
         carry_in: BTreeMap::new(),
+        swept: lanes.collect(),
         problems,
         stats,
         guard_failures,

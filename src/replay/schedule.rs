@@ -16,7 +16,7 @@
 //! counted with the waiting ones). Projects without a recorded ledger are read once and
 //! handed on run by run.
 
-use super::{settle_guard_failures, ProjectReplayer, ReplayError, RunReplay};
+use super::{settle_guard_failures, Lineup, ProjectReplayer, ReplayError, RunReplay};
 use crate::config::Config;
 use crate::ingest::{self, Policy, Problems, ProjectSource};
 use std::collections::BTreeMap;
@@ -37,10 +37,30 @@ pub fn replay_each<T: Send>(
     map: &(dyn Fn(RunReplay) -> T + Sync),
     deliver: &mut (dyn FnMut(T) + Send),
 ) -> Result<(), ReplayError> {
-    config.build()?;
+    replay_lineup(
+        projects,
+        &Lineup::one(config),
+        policy,
+        progress,
+        map,
+        deliver,
+    )
+}
+
+/// [`replay_each`] with the guards of `lineup` (a sweep's lanes: each run read once for
+/// every grid point).
+pub fn replay_lineup<T: Send>(
+    projects: &[ProjectSource],
+    lineup: &Lineup,
+    policy: Policy,
+    progress: &(dyn Fn() + Sync),
+    map: &(dyn Fn(RunReplay) -> T + Sync),
+    deliver: &mut (dyn FnMut(T) + Send),
+) -> Result<(), ReplayError> {
+    lineup.build()?;
     let work = Work {
         projects,
-        config,
+        lineup,
         policy,
         progress,
         map,
@@ -86,7 +106,7 @@ fn runs_waiting() -> usize {
 /// when the window moves, by whoever moved it, and a paused project is resumed the same way.
 struct Work<'a, 'd, T> {
     projects: &'a [ProjectSource],
-    config: &'a Config,
+    lineup: &'a Lineup,
     policy: Policy,
     progress: &'a (dyn Fn() + Sync),
     map: &'a (dyn Fn(RunReplay) -> T + Sync),
@@ -156,7 +176,7 @@ impl<'a, 'd, T: Send> Work<'a, 'd, T> {
     }
 
     fn project<'s>(&'s self, scope: &rayon::Scope<'s>, p: usize) {
-        match ProjectTask::new(p, &self.projects[p], self.config, self.policy) {
+        match ProjectTask::new(p, &self.projects[p], self.lineup, self.policy) {
             Ok(task) => self.run(scope, task),
             Err(e) => self.failed(scope, p, e),
         }
@@ -216,7 +236,7 @@ impl<'a, 'd, T: Send> Work<'a, 'd, T> {
                     }
                 }
                 Ok(Step::Done) => {
-                    let next = task.next_pass(project, self.config);
+                    let next = task.next_pass(project, self.lineup);
                     let held = task.held();
                     lock(&self.state).release(p, held.len());
                     match next {
@@ -300,7 +320,7 @@ impl<T> ProjectTask<T> {
     fn new(
         p: usize,
         project: &ProjectSource,
-        config: &Config,
+        lineup: &Lineup,
         policy: Policy,
     ) -> Result<Self, ReplayError> {
         let mut problems = Problems::default();
@@ -309,7 +329,7 @@ impl<T> ProjectTask<T> {
         } else {
             Vec::new()
         };
-        let replayer = ProjectReplayer::new(&project.name, config, ledger)?;
+        let replayer = ProjectReplayer::with_lineup(&project.name, lineup, ledger)?;
         let pass = if replayer.convergence_ledger.is_empty() {
             Pass::Only
         } else {
@@ -330,7 +350,7 @@ impl<T> ProjectTask<T> {
     fn next_pass(
         &mut self,
         project: &ProjectSource,
-        config: &Config,
+        lineup: &Lineup,
     ) -> Result<Option<ProjectTask<T>>, ReplayError> {
         let Pass::First { problems, .. } = &mut self.pass else {
             return Ok(None);
@@ -340,7 +360,7 @@ impl<T> ProjectTask<T> {
             return Ok(None);
         }
         let ledger = std::mem::take(&mut self.replayer.convergence_ledger);
-        let mut seeded = ProjectReplayer::new(&project.name, config, ledger)?;
+        let mut seeded = ProjectReplayer::with_lineup(&project.name, lineup, ledger)?;
         seeded.seed_from_store(&gaps);
         Ok(Some(ProjectTask {
             p: self.p,

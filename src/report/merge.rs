@@ -64,6 +64,30 @@ pub enum MergeError {
     },
     #[error("{missing} missing: the reports given are {given}")]
     Missing { missing: String, given: String },
+    #[error(
+        "{file}: its {what} differs from {first}'s: not shards of one sweep (give every shard \
+         the same --param, --expect, --select, --holdout and --resamples)"
+    )]
+    Differs {
+        file: String,
+        first: String,
+        what: &'static str,
+    },
+    #[error("{file}: `choice.select`: {message}")]
+    Select { file: String, message: String },
+    #[error("{file} is a sweep and {other} is a replay report: merge one kind at a time")]
+    Kinds { file: String, other: String },
+    #[error("{file}: sweep format {found}; this hindsight reads and writes format {expected}")]
+    SweepFormat {
+        file: String,
+        found: u32,
+        expected: u32,
+    },
+    #[error(
+        "the labels match none of the runs of {files}: nothing to score (each shard skips \
+         that check; merged, the sweep makes it)"
+    )]
+    Unlabelled { files: String },
     #[error("project {project} is in both {first} and {file}: overlapping shards")]
     Overlap {
         project: String,
@@ -89,21 +113,19 @@ pub fn merge(parts: Vec<Part>) -> Result<Report, MergeError> {
             });
         }
     }
-    check_split(&parts)?;
-    // The part each project's runs are in (by position: one file may be given twice).
-    let mut owner: BTreeMap<&str, usize> = BTreeMap::new();
-    for (i, part) in parts.iter().enumerate() {
-        for run in &part.report.runs {
-            let first = *owner.entry(&run.project).or_insert(i);
-            if first != i {
-                return Err(MergeError::Overlap {
-                    project: run.project.clone(),
-                    first: parts[first].file.clone(),
-                    file: part.file.clone(),
-                });
-            }
-        }
-    }
+    let split: Vec<(&str, Option<Shard>)> = parts
+        .iter()
+        .map(|p| (p.file.as_str(), p.report.shard))
+        .collect();
+    check_split(&split)?;
+    let projects: Vec<(&str, Vec<&str>)> = parts
+        .iter()
+        .map(|p| {
+            let names = p.report.runs.iter().map(|r| r.project.as_str()).collect();
+            (p.file.as_str(), names)
+        })
+        .collect();
+    check_disjoint(&projects)?;
     let input = first.report.input.clone();
     let format = first.report.format;
     let guards = guards_of(&parts);
@@ -121,36 +143,56 @@ pub fn merge(parts: Vec<Part>) -> Result<Report, MergeError> {
     .with_input(input))
 }
 
-/// The parts' `shard` fields: none at all, or shards 1..=N of one N, each once.
-fn check_split(parts: &[Part]) -> Result<(), MergeError> {
-    let whole = parts.iter().find(|p| p.report.shard.is_none());
-    let sharded: Vec<(&Part, Shard)> = parts
+/// No project in two parts, given as `(file, the projects of its runs)`.
+pub fn check_disjoint(parts: &[(&str, Vec<&str>)]) -> Result<(), MergeError> {
+    // The part each project's runs are in (by position: one file may be given twice).
+    let mut owner: BTreeMap<&str, usize> = BTreeMap::new();
+    for (i, (file, projects)) in parts.iter().enumerate() {
+        for &project in projects {
+            let first = *owner.entry(project).or_insert(i);
+            if first != i {
+                return Err(MergeError::Overlap {
+                    project: project.to_string(),
+                    first: parts[first].0.to_string(),
+                    file: file.to_string(),
+                });
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The parts' `shard` fields, as `(file, shard)`: none at all, or shards 1..=N of one N,
+/// each once. Replay reports and sweeps are split alike.
+pub fn check_split(parts: &[(&str, Option<Shard>)]) -> Result<(), MergeError> {
+    let whole = parts.iter().find(|(_, shard)| shard.is_none());
+    let sharded: Vec<(&str, Shard)> = parts
         .iter()
-        .filter_map(|p| Some((p, p.report.shard?)))
+        .filter_map(|&(file, shard)| Some((file, shard?)))
         .collect();
     let Some(&(first, first_shard)) = sharded.first() else {
         return Ok(());
     };
-    if let Some(whole) = whole {
+    if let Some((whole, _)) = whole {
         return Err(MergeError::Mixed {
-            file: whole.file.clone(),
-            shard_file: first.file.clone(),
+            file: whole.to_string(),
+            shard_file: first.to_string(),
             shard: first_shard,
         });
     }
     let mut seen: BTreeMap<u32, &str> = BTreeMap::new();
-    for &(part, shard) in &sharded {
+    for &(file, shard) in &sharded {
         if shard.count != first_shard.count {
             return Err(MergeError::Split {
-                file: part.file.clone(),
+                file: file.to_string(),
                 shard,
-                first: first.file.clone(),
+                first: first.to_string(),
                 first_shard,
             });
         }
-        if let Some(other) = seen.insert(shard.index, &part.file) {
+        if let Some(other) = seen.insert(shard.index, file) {
             return Err(MergeError::Repeated {
-                file: part.file.clone(),
+                file: file.to_string(),
                 first: other.to_string(),
                 shard,
             });

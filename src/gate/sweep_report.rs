@@ -1,0 +1,195 @@
+//! A sweep as JSON (docs/GATE.md, *hindsight sweep*): what `sweep --format json` writes and
+//! `hindsight merge` puts back together (issue #29, item 7).
+//!
+//! The JSON carries every labelled run's outcome at every grid point ([`SweptRun`]), one
+//! line per run, beside the scored points: merging the shards of a sweep (`--shard K/N`,
+//! whole projects each) puts the runs back in discovery's order (projects by name) and
+//! scores them with the code that scored the unsharded sweep, so the bootstrap draws the
+//! same projects and the merged file is the unsharded one byte for byte.
+
+use super::scores::DEFAULT_RESAMPLES;
+use super::select::{choose, Choice, Selection};
+use super::sweep::{points, Point, Setting, SweptRun};
+use crate::report::merge::{check_disjoint, check_split, MergeError};
+use crate::shard::Shard;
+use serde::{Deserialize, Serialize};
+use std::io::{self, Write};
+
+/// Version of the sweep JSON's shape; bumped on any incompatible change.
+pub const SWEEP_FORMAT: u32 = 1;
+
+/// A scored sweep and the runs it was scored on.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct SweepReport {
+    pub sweep_format: u32,
+    pub resamples: u32,
+    /// The shard this sweep replayed (`--shard K/N`); absent for a whole corpus.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub shard: Option<Shard>,
+    pub points: Vec<Point>,
+    /// What `--select` chose, when given.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub choice: Option<Choice>,
+    /// Written one per line after the rest ([`SweepReport::write`]).
+    #[serde(skip)]
+    pub runs: Vec<SweptRun>,
+}
+
+/// How a setting is chosen: `--select` and `--holdout`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Selecting {
+    pub selection: Selection,
+    pub holdout: f64,
+}
+
+impl SweepReport {
+    /// Scores `settings` over `runs` (in input order) and chooses among them when asked.
+    pub fn score(
+        settings: Vec<Setting>,
+        runs: Vec<SweptRun>,
+        resamples: u32,
+        selecting: Option<&Selecting>,
+        shard: Option<Shard>,
+    ) -> Self {
+        let points = points(settings, &runs, resamples);
+        let choice = selecting.map(|s| choose(&points, &s.selection, s.holdout, resamples));
+        Self {
+            sweep_format: SWEEP_FORMAT,
+            resamples,
+            shard,
+            points,
+            choice,
+            runs,
+        }
+    }
+
+    /// Pretty JSON, but one line per run: a sweep of thousands of runs stays a file a
+    /// person can page through and diff.
+    pub fn write(&self, out: &mut dyn Write) -> io::Result<()> {
+        let head = serde_json::to_string_pretty(self)?;
+        let head = head.strip_suffix("\n}").unwrap_or(&head);
+        write!(out, "{head},\n  \"runs\": [")?;
+        for (i, run) in self.runs.iter().enumerate() {
+            let sep = if i == 0 { "\n    " } else { ",\n    " };
+            write!(out, "{sep}{}", serde_json::to_string(run)?)?;
+        }
+        if !self.runs.is_empty() {
+            write!(out, "\n  ")?;
+        }
+        writeln!(out, "]\n}}")
+    }
+}
+
+/// What merging needs of a sweep's JSON: the grid, how it was scored, and the runs.
+#[derive(Debug, Clone, Deserialize)]
+pub struct SweepPart {
+    pub sweep_format: u32,
+    #[serde(default = "default_resamples")]
+    pub resamples: u32,
+    #[serde(default)]
+    pub shard: Option<Shard>,
+    pub points: Vec<PointHead>,
+    #[serde(default)]
+    pub choice: Option<ChoiceHead>,
+    pub runs: Vec<SweptRun>,
+}
+
+fn default_resamples() -> u32 {
+    DEFAULT_RESAMPLES
+}
+
+/// A point's setting, all merging needs of it.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+pub struct PointHead {
+    pub setting: Setting,
+}
+
+/// How the choice was asked for.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+pub struct ChoiceHead {
+    pub select: String,
+    pub holdout: f64,
+}
+
+/// Whether `text` is a sweep's JSON rather than a replay report: it has `sweep_format`.
+pub fn is_sweep(text: &str) -> bool {
+    #[derive(Deserialize)]
+    struct Kind {
+        sweep_format: Option<serde::de::IgnoredAny>,
+    }
+    serde_json::from_str::<Kind>(text).is_ok_and(|k| k.sweep_format.is_some())
+}
+
+/// The sweep the parts (`(file, part)`, in any order) are shards of.
+pub fn merge(parts: Vec<(String, SweepPart)>) -> Result<SweepReport, MergeError> {
+    let (first_file, first) = parts.first().ok_or(MergeError::Empty)?;
+    for (file, part) in &parts {
+        if part.sweep_format != SWEEP_FORMAT {
+            return Err(MergeError::SweepFormat {
+                file: file.clone(),
+                found: part.sweep_format,
+                expected: SWEEP_FORMAT,
+            });
+        }
+        let differs = |what| {
+            Err(MergeError::Differs {
+                file: file.clone(),
+                first: first_file.clone(),
+                what,
+            })
+        };
+        if part.points != first.points {
+            return differs("grid");
+        }
+        if part.resamples != first.resamples {
+            return differs("resample count");
+        }
+        if part.choice != first.choice {
+            return differs("--select or --holdout");
+        }
+        if part.runs.iter().any(|r| r.points() != part.points.len()) {
+            return differs("runs' figures (not one per grid point)");
+        }
+    }
+    let split: Vec<(&str, Option<Shard>)> =
+        parts.iter().map(|(f, p)| (f.as_str(), p.shard)).collect();
+    check_split(&split)?;
+    let projects: Vec<(&str, Vec<&str>)> = parts
+        .iter()
+        .map(|(f, p)| {
+            (
+                f.as_str(),
+                p.runs.iter().map(|r| r.project.as_str()).collect(),
+            )
+        })
+        .collect();
+    check_disjoint(&projects)?;
+    let settings: Vec<Setting> = first.points.iter().map(|p| p.setting.clone()).collect();
+    let (resamples, asked) = (first.resamples, first.choice.clone());
+    let files: Vec<String> = parts.iter().map(|(f, _)| f.clone()).collect();
+    let mut runs: Vec<SweptRun> = parts.into_iter().flat_map(|(_, p)| p.runs).collect();
+    if runs.is_empty() {
+        return Err(MergeError::Unlabelled {
+            files: files.join(", "),
+        });
+    }
+    // Stable: the runs of one project (all from one shard) keep that shard's order.
+    runs.sort_by(|a, b| a.project.cmp(&b.project));
+    let selecting = match asked {
+        Some(c) => Some(Selecting {
+            selection: c.select.parse().map_err(|message| MergeError::Select {
+                file: files[0].clone(),
+                message,
+            })?,
+            holdout: c.holdout,
+        }),
+        None => None,
+    };
+    Ok(SweepReport::score(
+        settings,
+        runs,
+        resamples,
+        selecting.as_ref(),
+        None,
+    ))
+}
