@@ -1,7 +1,7 @@
 //! `hindsight explain`: the post-mortem of a run, written from its recording and its
 //! replay (issue #14; the model is `report::explain`).
 
-use super::input::Input;
+use super::input::{Input, Reward};
 use super::{write_staged, EXIT_OK};
 use crate::gate::{Label, LabelSpec, Labels};
 use crate::ingest::{self, ProjectSource};
@@ -40,9 +40,12 @@ pub struct Args {
     #[arg(long, value_name = "ID")]
     pub run: Option<String>,
     /// Labels (docs/GATE.md): without --run, the runs labelled failed; each page shows
-    /// its run's label.
+    /// its run's label. A labels file, an evaluation summary (SWE-bench, Terminal-Bench
+    /// `results.json`), a Harbor job or trial folder, or `DIR=FILE` (repeatable).
     #[arg(long, value_name = "FILE|DIR=FILE", visible_alias = "expect")]
     pub labels: Vec<LabelSpec>,
+    #[command(flatten)]
+    pub reward: Reward,
     #[arg(long, value_enum, default_value_t = Format::Text)]
     pub format: Format,
     /// Write the page here instead of stdout.
@@ -54,7 +57,7 @@ pub fn run(args: Args) -> Result<u8> {
     let (input, wanted) = wanted_run(&args.input, args.run.as_deref())?;
     let config = input.config()?;
     let prices = input.prices()?;
-    let labels = Labels::load_specs(&args.labels)?;
+    let labels = args.reward.labels(&args.labels)?;
     let projects = input.projects()?;
     let files: Vec<_> = Labels::files(&args.labels).collect();
     let guard = input.guard(&projects, &files);

@@ -1,6 +1,6 @@
 //! `hindsight gate`: judge a replay against labels and/or a saved baseline, for CI.
 
-use super::input::{Input, REPLAY_ONLY};
+use super::input::{Input, Reward, REPLAY_ONLY};
 use super::{load_report, output, EXIT_OK};
 use crate::gate::scores::DEFAULT_RESAMPLES;
 use crate::gate::{
@@ -39,10 +39,13 @@ pub struct Args {
     /// Judge this saved JSON report (`replay --format json`, `merge`) instead of replaying.
     #[arg(long, value_name = "REPORT.json", conflicts_with_all = REPLAY_ONLY)]
     pub from: Option<PathBuf>,
-    /// Labels and per-guard expectations (docs/GATE.md): a labels file or an evaluation
-    /// summary, or `DIR=FILE` (repeatable), a summary that labels only the runs under DIR.
+    /// Labels and per-guard expectations (docs/GATE.md): a labels file, an evaluation
+    /// summary (SWE-bench, Terminal-Bench `results.json`), a Harbor job or trial folder, or
+    /// `DIR=FILE` (repeatable), a summary that labels only the runs under DIR.
     #[arg(long, visible_alias = "labels", value_name = "FILE|DIR=FILE")]
     pub expect: Vec<LabelSpec>,
+    #[command(flatten)]
+    pub reward: Reward,
     /// A saved `hindsight replay --format json` to compare with.
     #[arg(long)]
     pub baseline: Option<PathBuf>,
@@ -88,7 +91,7 @@ pub fn run(args: Args) -> Result<u8> {
     }
     // External guards first: a label may name one.
     args.input.install_guards()?;
-    let labels = Labels::load_specs(&args.expect)?;
+    let labels = args.reward.labels(&args.expect)?;
     let baseline = args.baseline.as_deref().map(load_report).transpose()?;
     let (report, guard) = match &args.from {
         Some(from) => from_report(from, &args)?,

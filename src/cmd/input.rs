@@ -3,6 +3,7 @@
 
 use crate::config::{Config, ConfigFile};
 use crate::cost::Prices;
+use crate::gate::{LabelSpec, Labels};
 use crate::guards::built_in;
 use crate::guards::external::{self, Declaration};
 use crate::ingest::{
@@ -12,7 +13,7 @@ use crate::output::Guard;
 use crate::replay::{replay_lineup, Lineup, RunReplay};
 use crate::report::RunReport;
 use crate::shard::Shard;
-use anyhow::{Context, Result};
+use anyhow::{bail, Context, Result};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use std::collections::BTreeMap;
 use std::io::IsTerminal;
@@ -349,6 +350,34 @@ fn progress_bar(total: u64) -> ProgressBar {
             .unwrap_or_else(|_| ProgressStyle::default_bar()),
     );
     bar
+}
+
+/// What the commands that take labels take besides them (docs/GATE.md, *Harbor trials as
+/// labels*).
+#[derive(Debug, Clone, Copy, clap::Args)]
+pub struct Reward {
+    /// A Harbor trial is healthy when its `verifier_result.rewards.reward` is at least
+    /// this, failed below it (the default: full success).
+    #[arg(long, default_value_t = 1.0, value_name = "X")]
+    pub reward_threshold: f64,
+}
+
+impl Reward {
+    /// The labels `specs` give ([`Labels::load_specs`]); what they left unlabelled is said
+    /// on stderr.
+    pub fn labels(&self, specs: &[LabelSpec]) -> Result<Option<Labels>> {
+        if !self.reward_threshold.is_finite() {
+            bail!(
+                "--reward-threshold {}: expected a number",
+                self.reward_threshold
+            );
+        }
+        let labels = Labels::load_specs(specs, self.reward_threshold)?;
+        for note in labels.iter().flat_map(Labels::notes) {
+            eprintln!("note: {note}");
+        }
+        Ok(labels)
+    }
 }
 
 /// One warning per file with skipped records (lenient mode), and one per external guard

@@ -5,7 +5,7 @@
 //! chart as well.
 
 use super::explain::explain_one;
-use super::input::{Input, REPLAY_ONLY};
+use super::input::{Input, Reward, REPLAY_ONLY};
 use super::sweep::{parse_params, sweep_points};
 use super::{load_report, EXIT_OK};
 use crate::gate::scores::DEFAULT_RESAMPLES;
@@ -54,11 +54,13 @@ pub struct Args {
     /// The folder to write (created if missing; files in it are replaced).
     #[arg(long)]
     pub out_dir: PathBuf,
-    /// Labels (docs/GATE.md), which add the threshold-sweep chart: a labels file or an
-    /// evaluation summary, or `DIR=FILE` (repeatable), a summary that labels only the runs
-    /// under DIR.
+    /// Labels (docs/GATE.md), which add the threshold-sweep chart: a labels file, an
+    /// evaluation summary (SWE-bench, Terminal-Bench `results.json`), a Harbor job or trial
+    /// folder, or `DIR=FILE` (repeatable), a summary that labels only the runs under DIR.
     #[arg(long, visible_alias = "labels", value_name = "FILE|DIR=FILE")]
     pub expect: Vec<LabelSpec>,
+    #[command(flatten)]
+    pub reward: Reward,
     /// Sweep parameters for the sweep chart (with --expect).
     #[arg(long = "param", default_values_t = ["breaker.stalled=2..4".to_string(), "breaker.abandon=2..7".to_string()])]
     pub params: Vec<String>,
@@ -83,7 +85,7 @@ pub fn run(args: Args) -> Result<u8> {
     let report = Report::build(&runs, &prices)
         .with_unread(&projects.unread, &projects.skipped_files)
         .with_shard(args.input.shard);
-    let labels = Labels::load_specs(&args.expect)?;
+    let labels = args.reward.labels(&args.expect)?;
     if let Some(labels) = &labels {
         labels.check_report(&report)?;
     }

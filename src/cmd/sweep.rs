@@ -1,6 +1,6 @@
 //! `hindsight sweep`: replay a labeled corpus over a grid of guard settings.
 
-use super::input::Input;
+use super::input::{Input, Reward};
 use super::{output, EXIT_OK};
 use crate::config::Config;
 use crate::gate::scores::Difference;
@@ -28,8 +28,9 @@ pub struct Args {
     #[command(flatten)]
     pub input: Input,
     /// Labels saying which runs failed and which were healthy (docs/GATE.md): a labels
-    /// file or an evaluation summary, or `DIR=FILE` (repeatable), a summary that labels
-    /// only the runs under DIR.
+    /// file, an evaluation summary (SWE-bench, Terminal-Bench `results.json`), a Harbor job
+    /// or trial folder, or `DIR=FILE` (repeatable), a summary that labels only the runs
+    /// under DIR.
     #[arg(
         long,
         visible_alias = "labels",
@@ -37,6 +38,8 @@ pub struct Args {
         required = true
     )]
     pub expect: Vec<LabelSpec>,
+    #[command(flatten)]
+    pub reward: Reward,
     /// `guard.key=FROM..TO` (inclusive) or `guard.key=A,B,C`; repeat for a grid.
     #[arg(long = "param", required = true)]
     pub params: Vec<String>,
@@ -66,7 +69,10 @@ pub enum SweepFormat {
 pub fn run(args: Args) -> Result<u8> {
     // External guards first: a label or a --param may name one.
     args.input.install_guards()?;
-    let labels = Labels::load_specs(&args.expect)?.context("--expect: no labels given")?;
+    let labels = args
+        .reward
+        .labels(&args.expect)?
+        .context("--expect: no labels given")?;
     let params = parse_params(&args.params)?;
     let projects = args.input.projects()?;
     if !(0.0..1.0).contains(&args.holdout) {

@@ -23,7 +23,7 @@ pub fn judge(report: &Report, labels: &Labels) -> Vec<Verdict> {
     let mut seen = std::collections::BTreeSet::new();
     for run in &report.runs {
         let key = labels.key(run);
-        let Some(label) = labels.file.runs.get(&key) else {
+        let Some(label) = labels.get(run) else {
             continue;
         };
         seen.insert(key.clone());

@@ -1,14 +1,17 @@
-//! The labels file: which recorded runs failed and which were healthy, and what each guard
-//! is expected to do on them (docs/GATE.md).
+//! Labels: which recorded runs failed and which were healthy, and what each guard is
+//! expected to do on them (docs/GATE.md), and how each run is named in them.
 //!
-//! A run is named `<project>/<runId>`, the project path relative to the labels file's own
-//! directory, so the file travels with its corpus.
+//! In the project's labels file a run is named `<project>/<runId>`, the project path
+//! relative to the file's own directory, so the file travels with its corpus. Evaluation
+//! results ([`results`]) name runs by id, or by the Harbor trial folder they lie under.
 
 use crate::guards::registry;
 use crate::report::{Report, RunReport};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
+
+mod results;
 
 /// What a run was, as a person judged it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
@@ -99,20 +102,35 @@ pub struct LabelFile {
     pub runs: BTreeMap<String, RunLabel>,
 }
 
-/// A loaded labels file and the directory its run names are relative to.
+/// Loaded labels and how they name the runs.
 #[derive(Debug, Clone)]
 pub struct Labels {
+    /// The labels, by the names [`Naming`] gives (a Harbor trial's by its folder).
     pub file: LabelFile,
     /// Where the labels came from, as errors name it.
     path: String,
-    base: PathBuf,
-    /// Runs are named by their run id alone (a SWE-bench results file names instances);
-    /// then a labeled instance that was not replayed is not a failure, since a results
-    /// file usually covers more instances than the trajectories at hand.
-    by_run_id: bool,
-    /// Summaries each scoped to a folder (`--labels DIR=FILE`): a run under DIR (as given,
-    /// and resolved) is named `DIR:runId` and labelled by that summary only.
-    scopes: Vec<(String, PathBuf)>,
+    naming: Naming,
+    /// What the sources left unlabelled (a trial with no verdict), for the commands to
+    /// say: a run left out of the scores is never left out in silence.
+    notes: Vec<String>,
+}
+
+/// How the runs are named, which follows from the source of the labels.
+#[derive(Debug, Clone)]
+enum Naming {
+    /// `<project>/<runId>`, the project relative to this folder (a labels file's own).
+    Relative(PathBuf),
+    /// The run id alone (an evaluation summary names instances or tasks); then a labeled
+    /// instance that was not replayed is not a failure, since a summary usually covers
+    /// more instances than the trajectories at hand.
+    RunId,
+    /// Summaries each scoped to a folder (`--labels DIR=FILE`, `(given, resolved)`): a run
+    /// under DIR (as given, and resolved) is named `DIR:runId` and labelled by that summary
+    /// only.
+    Scoped(Vec<(String, PathBuf)>),
+    /// Harbor trial folders (`(name, resolved)`, the deepest first): a run whose project
+    /// lies under one is named `TRIAL:runId` and has that trial's label, keyed by `TRIAL`.
+    Trials(Vec<(String, PathBuf)>),
 }
 
 /// One `--labels` value: a labels file, or `DIR=FILE`, an evaluation summary that labels
@@ -153,21 +171,28 @@ pub enum LabelsError {
 }
 
 impl Labels {
-    pub fn load(path: &Path) -> Result<Self, LabelsError> {
+    /// The labels at `path`: a labels file, an evaluation summary (a SWE-bench summary, a
+    /// Terminal-Bench `results.json`), or a folder of Harbor trials, whose rewards are
+    /// healthy from `reward_threshold` up.
+    pub fn load(path: &Path, reward_threshold: f64) -> Result<Self, LabelsError> {
+        if path.is_dir() {
+            return Self::load_trials(path, reward_threshold);
+        }
+        let shown = path.display().to_string();
         let invalid = |message: String| LabelsError::Invalid {
-            path: path.display().to_string(),
+            path: shown.clone(),
             message,
         };
         let text = std::fs::read_to_string(path).map_err(|e| invalid(e.to_string()))?;
         let value: serde_json::Value =
             serde_json::from_str(&text).map_err(|e| invalid(e.to_string()))?;
-        if let Some(file) = swe_bench_labels(&value) {
+        if let Some(summary) = results::by_run_id(&value).map_err(invalid)? {
+            let notes = summary.notes.iter().map(|n| format!("{shown}: {n}"));
             return Ok(Self {
-                file,
-                path: path.display().to_string(),
-                base: PathBuf::from("."),
-                by_run_id: true,
-                scopes: Vec::new(),
+                file: summary.file,
+                notes: notes.collect(),
+                path: shown,
+                naming: Naming::RunId,
             });
         }
         let file: LabelFile = serde_json::from_value(value).map_err(|e| invalid(e.to_string()))?;
@@ -194,26 +219,57 @@ impl Labels {
             .filter(|p| !p.as_os_str().is_empty())
             .unwrap_or(Path::new("."))
             .to_path_buf();
+        Ok(Self::from_file(file, base.canonicalize().unwrap_or(base)).named(shown))
+    }
+
+    /// The Harbor trials at or under `dir`, each labelling the runs under its folder.
+    fn load_trials(dir: &Path, reward_threshold: f64) -> Result<Self, LabelsError> {
+        let found = results::harbor(dir, reward_threshold)?;
+        let shown = crate::ingest::display(dir);
+        let mut folders = Vec::new();
+        let mut runs = BTreeMap::new();
+        for trial in found.trials {
+            let label = RunLabel {
+                label: trial.label,
+                expect: Vec::new(),
+                note: None,
+            };
+            runs.insert(trial.name.clone(), label);
+            folders.push((trial.name, trial.dir));
+        }
+        // The deepest folder first, so a trial inside another labels its own runs.
+        folders.sort_by_key(|(_, dir)| std::cmp::Reverse(dir.components().count()));
         Ok(Self {
-            file,
-            path: path.display().to_string(),
-            base: base.canonicalize().unwrap_or(base),
-            by_run_id: false,
-            scopes: Vec::new(),
+            file: LabelFile { version: 1, runs },
+            notes: found
+                .notes
+                .iter()
+                .map(|n| format!("{shown}: {n}"))
+                .collect(),
+            path: shown,
+            naming: Naming::Trials(folders),
         })
     }
 
-    /// The labels `--labels` gives: none, one labels file, or evaluation summaries each
+    fn named(mut self, path: String) -> Self {
+        self.path = path;
+        self
+    }
+
+    /// The labels `--labels` gives: none, one labels source, or evaluation summaries each
     /// scoped to a folder (`DIR=FILE`, repeatable).
-    pub fn load_specs(specs: &[LabelSpec]) -> Result<Option<Self>, LabelsError> {
+    pub fn load_specs(
+        specs: &[LabelSpec],
+        reward_threshold: f64,
+    ) -> Result<Option<Self>, LabelsError> {
         match specs {
             [] => Ok(None),
-            [LabelSpec { scope: None, file }] => Self::load(file).map(Some),
-            _ => Self::load_scoped(specs).map(Some),
+            [LabelSpec { scope: None, file }] => Self::load(file, reward_threshold).map(Some),
+            _ => Self::load_scoped(specs, reward_threshold).map(Some),
         }
     }
 
-    fn load_scoped(specs: &[LabelSpec]) -> Result<Self, LabelsError> {
+    fn load_scoped(specs: &[LabelSpec], reward_threshold: f64) -> Result<Self, LabelsError> {
         let path = specs
             .iter()
             .map(|s| s.file.display().to_string())
@@ -225,10 +281,10 @@ impl Labels {
                 runs: BTreeMap::new(),
             },
             path,
-            base: PathBuf::from("."),
-            by_run_id: true,
-            scopes: Vec::new(),
+            naming: Naming::Scoped(Vec::new()),
+            notes: Vec::new(),
         };
+        let mut scopes: Vec<(String, PathBuf)> = Vec::new();
         for spec in specs {
             let invalid = |message: String| LabelsError::Invalid {
                 path: spec.file.display().to_string(),
@@ -239,11 +295,11 @@ impl Labels {
                     "several --labels must each be DIR=FILE, so every run has one source".into(),
                 ));
             };
-            let one = Self::load(&spec.file)?;
-            if !one.by_run_id {
+            let one = Self::load(&spec.file, reward_threshold)?;
+            if !matches!(one.naming, Naming::RunId) {
                 return Err(invalid(
-                    "DIR=FILE takes an evaluation summary; a labels file names its runs by \
-                     path already"
+                    "DIR=FILE takes an evaluation summary; a labels file or a Harbor folder \
+                     names its runs by path already"
                         .into(),
                 ));
             }
@@ -251,22 +307,21 @@ impl Labels {
             let resolved = scope
                 .canonicalize()
                 .map_err(|e| invalid(format!("{given}: {e}")))?;
-            if merged
-                .scopes
-                .iter()
-                .any(|(g, r)| *g == given || *r == resolved)
-            {
+            if scopes.iter().any(|(g, r)| *g == given || *r == resolved) {
                 return Err(invalid(format!("{given}: given twice")));
             }
             for (id, label) in one.file.runs {
                 merged.file.runs.insert(format!("{given}:{id}"), label);
             }
-            merged.scopes.push((given, resolved));
+            merged.notes.extend(one.notes);
+            scopes.push((given, resolved));
         }
+        merged.naming = Naming::Scoped(scopes);
         Ok(merged)
     }
 
-    /// The files the labels were read from (so no output is written over them).
+    /// The files (or Harbor folders) the labels were read from, so no output is written
+    /// over or into them.
     pub fn files(specs: &[LabelSpec]) -> impl Iterator<Item = Option<&Path>> {
         specs.iter().map(|s| Some(s.file.as_path()))
     }
@@ -276,15 +331,19 @@ impl Labels {
         Self {
             file,
             path: "(labels)".into(),
-            base,
-            by_run_id: false,
-            scopes: Vec::new(),
+            naming: Naming::Relative(base),
+            notes: Vec::new(),
         }
+    }
+
+    /// What the sources left unlabelled, one sentence each, naming the source.
+    pub fn notes(&self) -> &[String] {
+        &self.notes
     }
 
     /// Whether every labeled run must be among the replayed ones.
     pub fn requires_every_run(&self) -> bool {
-        !self.by_run_id
+        matches!(self.naming, Naming::Relative(_))
     }
 
     /// The name a run has in the labels file.
@@ -292,31 +351,39 @@ impl Labels {
         self.key_of(&run.project, &run.run_id)
     }
 
-    /// The name the run `run_id` of `project` has in the labels file.
+    /// The name the run `run_id` of `project` has: its label's key, and for a Harbor
+    /// trial, which labels every run under its folder, the run id after it.
     pub fn key_of(&self, project: &str, run_id: &str) -> String {
-        if !self.scopes.is_empty() {
-            let at = resolved(Path::new(project));
-            let scope = self
-                .scopes
-                .iter()
-                .find(|(_, dir)| at.as_ref().is_some_and(|p| p.starts_with(dir)));
-            return match scope {
-                Some((given, _)) => format!("{given}:{run_id}"),
+        let entry = self.entry_of(project, run_id);
+        match self.naming {
+            Naming::Trials(_) => format!("{entry}:{run_id}"),
+            _ => entry,
+        }
+    }
+
+    /// The key of the label of the run `run_id` of `project` in [`Labels::file`].
+    fn entry_of(&self, project: &str, run_id: &str) -> String {
+        match &self.naming {
+            Naming::Relative(base) => {
+                let relative = resolved(Path::new(project))
+                    .and_then(|p| p.strip_prefix(base).ok().map(Path::to_path_buf))
+                    .map(|p| crate::ingest::display(&p))
+                    .unwrap_or_else(|| project.to_string());
+                format!("{relative}/{run_id}")
+            }
+            Naming::RunId => run_id.to_string(),
+            Naming::Scoped(scopes) => match folder_of(scopes, project) {
+                Some(given) => format!("{given}:{run_id}"),
                 None => format!("(outside every DIR):{run_id}"),
-            };
+            },
+            Naming::Trials(trials) => folder_of(trials, project)
+                .unwrap_or("(outside every trial)")
+                .to_string(),
         }
-        if self.by_run_id {
-            return run_id.to_string();
-        }
-        let relative = resolved(Path::new(project))
-            .and_then(|p| p.strip_prefix(&self.base).ok().map(Path::to_path_buf))
-            .map(|p| crate::ingest::display(&p))
-            .unwrap_or_else(|| project.to_string());
-        format!("{relative}/{run_id}")
     }
 
     pub fn get(&self, run: &RunReport) -> Option<&RunLabel> {
-        self.file.runs.get(&self.key(run))
+        self.get_of(&run.project, &run.run_id)
     }
 
     /// An error unless the labels name at least one of the replayed `runs` (`(project,
@@ -334,20 +401,22 @@ impl Labels {
         if self.file.runs.is_empty() {
             return Err(invalid("labels no run healthy and no run failed".into()));
         }
-        let replayed: Vec<String> = runs.into_iter().map(|(p, r)| self.key_of(p, r)).collect();
-        if replayed.iter().any(|k| self.file.runs.contains_key(k)) {
+        let runs: Vec<(&str, &str)> = runs.into_iter().collect();
+        if runs.iter().any(|(p, r)| self.get_of(p, r).is_some()) {
             return Ok(());
         }
+        let replayed: Vec<String> = runs.iter().map(|(p, r)| self.key_of(p, r)).collect();
         let three = |names: Vec<&str>| match names.len() {
             0 => "none".to_string(),
             _ => names.join(", "),
         };
-        let how = if !self.scopes.is_empty() {
-            "DIR:runId, each run by the summary of the DIR it lies under"
-        } else if self.by_run_id {
-            "by run id"
-        } else {
-            "as <project>/<runId>, the project relative to the labels file's folder"
+        let how = match self.naming {
+            Naming::Relative(_) => {
+                "as <project>/<runId>, the project relative to the labels file's folder"
+            }
+            Naming::RunId => "by run id",
+            Naming::Scoped(_) => "DIR:runId, each run by the summary of the DIR it lies under",
+            Naming::Trials(_) => "TRIAL:runId, each run by the Harbor trial folder it lies under",
         };
         Err(invalid(format!(
             "the labels match none of the {} replayed runs (runs are named {how}); \
@@ -370,8 +439,17 @@ impl Labels {
 
     /// The label of the run `run_id` of `project`, if it has one.
     pub fn get_of(&self, project: &str, run_id: &str) -> Option<&RunLabel> {
-        self.file.runs.get(&self.key_of(project, run_id))
+        self.file.runs.get(&self.entry_of(project, run_id))
     }
+}
+
+/// The name of the first of `folders` (`(name, resolved)`) that `project` lies under.
+fn folder_of<'f>(folders: &'f [(String, PathBuf)], project: &str) -> Option<&'f str> {
+    let at = resolved(Path::new(project))?;
+    folders
+        .iter()
+        .find(|(_, dir)| at.starts_with(dir))
+        .map(|(name, _)| name.as_str())
 }
 
 /// A project's path, absolute and with links resolved, as the labels file's folder is: a
@@ -387,29 +465,171 @@ fn resolved(project: &Path) -> Option<PathBuf> {
     })
 }
 
-/// A SWE-bench evaluation summary as labels: a resolved instance is a healthy run, an
-/// unresolved one a failed run, named by instance id. SWE-bench writes the lists as
-/// `resolved_ids` and `unresolved_ids`; SWE-bench-java and others as `resolved` and
-/// `unresolved` (lists of ids; a count in their place is not a list and is not read).
-fn swe_bench_labels(value: &serde_json::Value) -> Option<LabelFile> {
-    let list = |keys: [&str; 2]| keys.iter().find_map(|k| value.get(*k)?.as_array());
-    let resolved = list(["resolved_ids", "resolved"]);
-    let unresolved = list(["unresolved_ids", "unresolved"]);
-    if resolved.is_none() && unresolved.is_none() {
-        return None;
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+    use std::fs;
+
+    /// A Harbor job folder: one trial per reward (`None`: the verifier did not finish),
+    /// each with a run `agent/run` (a trajectory's project: its path without extension).
+    fn harbor_job(rewards: &[Option<f64>]) -> tempfile::TempDir {
+        let dir = tempfile::tempdir().expect("tempdir");
+        for (i, reward) in rewards.iter().enumerate() {
+            let trial = dir.path().join(format!("job/task-{i}__trial"));
+            fs::create_dir_all(trial.join("agent")).expect("mkdir");
+            let verifier = reward.map(|r| json!({"rewards": {"reward": r}}));
+            let result =
+                json!({"trial_name": format!("task-{i}__trial"), "verifier_result": verifier});
+            fs::write(trial.join("result.json"), result.to_string()).expect("write");
+        }
+        // A job's own result.json is no trial.
+        fs::write(
+            dir.path().join("job/result.json"),
+            r#"{"n_total_trials": 3}"#,
+        )
+        .expect("write");
+        dir
     }
-    let mut runs = BTreeMap::new();
-    for (ids, label) in [(unresolved, Label::Failed), (resolved, Label::Healthy)] {
-        for id in ids.into_iter().flatten().filter_map(|v| v.as_str()) {
-            runs.insert(
-                id.to_string(),
-                RunLabel {
-                    label,
-                    expect: Vec::new(),
-                    note: None,
-                },
+
+    fn run_in(dir: &Path, trial: usize) -> String {
+        let project = dir.join(format!("job/task-{trial}__trial/agent/run"));
+        project.display().to_string()
+    }
+
+    fn label(labels: &Labels, project: &str) -> Option<Label> {
+        labels.get_of(project, "run").map(|l| l.label)
+    }
+
+    #[test]
+    fn harbor_trials_are_healthy_from_the_reward_threshold_up() {
+        let dir = harbor_job(&[Some(1.0), Some(0.5), Some(0.0), None]);
+        let job = dir.path().join("job");
+        for (threshold, half) in [(1.0, Label::Failed), (0.5, Label::Healthy)] {
+            let labels = Labels::load(&job, threshold).expect("loads");
+            let got: Vec<Option<Label>> = (0..4)
+                .map(|i| label(&labels, &run_in(dir.path(), i)))
+                .collect();
+            assert_eq!(
+                got,
+                [Some(Label::Healthy), Some(half), Some(Label::Failed), None],
+                "threshold {threshold}"
             );
+            // The trial without a reward is counted and named, not dropped in silence.
+            assert_eq!(labels.notes().len(), 1, "{:?}", labels.notes());
+            assert!(labels.notes()[0].contains("1 trial(s) with no numeric"));
+            assert!(labels.notes()[0].ends_with("task-3__trial"));
         }
     }
-    Some(LabelFile { version: 1, runs })
+
+    #[test]
+    fn a_run_is_named_by_its_trial_and_matched_resolved() {
+        let dir = harbor_job(&[Some(1.0)]);
+        let labels = Labels::load(&dir.path().join("job"), 1.0).expect("loads");
+        let project = run_in(dir.path(), 0);
+        let trial = crate::ingest::display(&dir.path().join("job/task-0__trial"));
+        assert_eq!(labels.key_of(&project, "run"), format!("{trial}:run"));
+        // The same folder through `..` is the same trial.
+        let roundabout = dir.path().join("job/task-0__trial/agent/../agent/run");
+        assert_eq!(
+            label(&labels, &roundabout.display().to_string()),
+            Some(Label::Healthy)
+        );
+        let outside = dir.path().join("elsewhere/run").display().to_string();
+        let err = labels
+            .check_matches([(outside.as_str(), "run")])
+            .expect_err("matches nothing")
+            .to_string();
+        assert!(err.contains("(outside every trial):run"), "{err}");
+        assert!(err.contains(&trial), "{err}");
+        labels
+            .check_matches([(project.as_str(), "run")])
+            .expect("matches");
+    }
+
+    #[test]
+    fn a_folder_with_no_trial_is_an_error() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        fs::write(dir.path().join("result.json"), "{}").expect("write");
+        let err = Labels::load(dir.path(), 1.0)
+            .expect_err("no trial")
+            .to_string();
+        assert!(err.contains("no Harbor trial"), "{err}");
+        fs::write(dir.path().join("result.json"), "{").expect("write");
+        let err = Labels::load(dir.path(), 1.0)
+            .expect_err("bad JSON")
+            .to_string();
+        assert!(err.contains("result.json"), "{err}");
+    }
+
+    fn terminal_bench(results: serde_json::Value) -> Result<Labels, LabelsError> {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("results.json");
+        // Terminal-Bench also writes the task ids as resolved_ids/unresolved_ids, a trial
+        // with no verdict among the unresolved: the trials are read, not those lists.
+        let file = json!({"results": results, "resolved_ids": [], "unresolved_ids": ["t-c"]});
+        fs::write(&path, file.to_string()).expect("write");
+        Labels::load(&path, 1.0)
+    }
+
+    #[test]
+    fn terminal_bench_labels_trials_and_agreeing_tasks() {
+        let trial = |name: &str, task: &str, resolved: serde_json::Value| json!({"trial_name": name, "task_id": task, "is_resolved": resolved});
+        let labels = terminal_bench(json!([
+            trial("t-a.1-of-2.r", "t-a", json!(true)),
+            trial("t-a.2-of-2.r", "t-a", json!(false)),
+            trial("t-b.1-of-1.r", "t-b", json!(false)),
+            trial("t-c.1-of-1.r", "t-c", json!(null)),
+            trial("t-d.1-of-1.r", "t-d", json!(true)),
+        ]))
+        .expect("loads");
+        let got = |id: &str| labels.get_of("anywhere", id).map(|l| l.label);
+        assert_eq!(got("t-a.1-of-2.r"), Some(Label::Healthy));
+        assert_eq!(got("t-a.2-of-2.r"), Some(Label::Failed));
+        assert_eq!(got("t-a"), None, "its trials disagree");
+        assert_eq!(got("t-b"), Some(Label::Failed));
+        assert_eq!(got("t-d"), Some(Label::Healthy));
+        assert_eq!(
+            (got("t-c"), got("t-c.1-of-1.r")),
+            (None, None),
+            "no verdict"
+        );
+        let notes = labels.notes().join("\n");
+        assert!(
+            notes.contains("1 trial(s) with is_resolved null are not labelled; first: t-c.1"),
+            "{notes}"
+        );
+        assert!(notes.contains("1 task id(s) are not labelled"), "{notes}");
+        assert!(!labels.requires_every_run());
+    }
+
+    #[test]
+    fn a_bad_terminal_bench_entry_names_its_field() {
+        let err = terminal_bench(json!([{"trial_name": "x", "task_id": "y", "is_resolved": 1}]))
+            .expect_err("not a verdict")
+            .to_string();
+        assert!(
+            err.contains("results.json: results[0].is_resolved"),
+            "{err}"
+        );
+        let err = terminal_bench(json!([{"trial_name": "x", "is_resolved": true}]))
+            .expect_err("no task")
+            .to_string();
+        assert!(err.contains("results[0].task_id"), "{err}");
+    }
+
+    #[test]
+    fn a_swe_bench_summary_still_labels_by_instance_id() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("summary.json");
+        let summary = json!({"resolved_ids": ["a"], "unresolved_ids": ["b"]});
+        fs::write(&path, summary.to_string()).expect("write");
+        let labels = Labels::load(&path, 1.0).expect("loads");
+        let got = |id: &str| labels.get_of("p", id).map(|l| l.label);
+        assert_eq!(
+            (got("a"), got("b")),
+            (Some(Label::Healthy), Some(Label::Failed))
+        );
+        assert!(labels.notes().is_empty());
+    }
 }

@@ -13,7 +13,7 @@ pub mod frames;
 pub mod json;
 pub mod lines;
 pub mod unique;
-mod walk;
+pub(crate) mod walk;
 
 use crate::model::{Event, Frame, LedgerFamily, LedgerStatus};
 pub use discover::{
