@@ -1104,4 +1104,168 @@ fn a_one_pass_sweep_gives_each_run_what_a_replay_at_each_setting_gives() {
         }
     }
     assert!(cut_somewhere > 0, "a grid that cuts nothing proves little");
+
+/// A Harbor job folder `dir/JOB`: the project's mini-swe-agent trajectories (as
+/// [`trajectories`] writes them), one per trial folder `JOB/<id>__trial/agent/`, beside
+/// the trial's `result.json` with the reward given (`None`: the verifier did not finish),
+/// `config.json` and `verifier/`. Gives the trial folders as given on the command line.
+fn harbor_job(dir: &Path, job: &str, rewards: &[Option<f64>]) -> Vec<String> {
+    let ids = trajectories(dir);
+    let mut trials = Vec::new();
+    for (id, reward) in ids.iter().zip(rewards) {
+        let trial = format!("{job}/{id}__trial");
+        let folder = dir.join(&trial);
+        fs::create_dir_all(folder.join("verifier")).expect("mkdir");
+        fs::rename(dir.join("trajs").join(id), folder.join("agent")).expect("move");
+        let verifier = reward.map(|r| json!({"rewards": {"reward": r}}));
+        let result = json!({
+            "task_name": id,
+            "trial_name": format!("{id}__trial"),
+            "verifier_result": verifier,
+            "exception_info": if reward.is_some() { json!(null) } else { json!({"exception_type": "made-up"}) },
+        });
+        fs::write(folder.join("result.json"), result.to_string()).expect("write");
+        fs::write(
+            folder.join("config.json"),
+            json!({"trial_name": id}).to_string(),
+        )
+        .expect("write");
+        trials.push(trial);
+    }
+    fs::remove_dir_all(dir.join("trajs")).expect("clean");
+    trials
+}
+
+/// `gate ARGS --format json` in `dir`, which must pass: its first score's (failed runs,
+/// healthy runs), and its stderr.
+fn labelled_counts(dir: &Path, args: &[&str]) -> ((u64, u64), String) {
+    let out = hindsight()
+        .current_dir(dir)
+        .arg("gate")
+        .args(args)
+        .args(["--format", "json"])
+        .output()
+        .expect("runs");
+    let err = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert_eq!(out.status.code(), Some(0), "{err}");
+    let outcome: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json");
+    let score = &outcome["scores"][0];
+    let count = |key: &str| score[key].as_u64().expect("count");
+    ((count("failed_runs"), count("healthy_runs")), err)
+}
+
+/// Issue #29, item 5: a Harbor job folder labels every run under a trial folder by the
+/// trial's reward: healthy from --reward-threshold (default 1.0) up, failed below; a trial
+/// with no reward is not labelled, and stderr says so.
+#[test]
+fn a_harbor_job_folder_labels_the_runs_under_its_trials() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let trials = harbor_job(dir.path(), "job", &[Some(1.0), Some(0.5), Some(0.0), None]);
+    let (counts, err) = labelled_counts(dir.path(), &["job", "--labels", "job"]);
+    assert_eq!(counts, (2, 1), "{err}");
+    assert!(
+        err.contains(&format!(
+            "note: job: 1 trial(s) with no numeric verifier_result.rewards.reward are not \
+             labelled; first: {}",
+            trials[3]
+        )),
+        "{err}"
+    );
+    let (counts, _) = labelled_counts(
+        dir.path(),
+        &["job", "--labels", "job", "--reward-threshold", "0.5"],
+    );
+    assert_eq!(counts, (1, 2), "the 0.5 trial is healthy at 0.5");
+    // One trial folder given alone labels its own runs only.
+    let (counts, _) = labelled_counts(dir.path(), &["job", "--labels", &trials[0]]);
+    assert_eq!(counts, (0, 1));
+}
+
+/// Issue #29, item 5: a Harbor job folder whose trials hold none of the replayed runs is
+/// an error (exit 2) naming the folder, with three names from each side.
+#[test]
+fn a_harbor_job_that_matches_no_run_is_an_error() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let trials = harbor_job(dir.path(), "other_job", &[Some(1.0), Some(0.0), Some(1.0)]);
+    let ids = trajectories(dir.path());
+    for command in [
+        &["gate", "trajs"][..],
+        &[
+            "sweep",
+            "trajs",
+            "--param",
+            "convergence_breaker.abandon=4,5",
+        ],
+    ] {
+        let out = hindsight()
+            .current_dir(dir.path())
+            .args(command)
+            .args(["--labels", "other_job", "--reward-threshold", "0.5"])
+            .output()
+            .expect("runs");
+        assert_eq!(out.status.code(), Some(2), "{command:?}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            err.contains("error: other_job: the labels match none of the 4"),
+            "{err}"
+        );
+        assert!(err.contains(&trials.join(", ")), "{err}");
+        assert!(
+            err.contains(&format!("(outside every trial):{}", ids[0])),
+            "{err}"
+        );
+    }
+    // A folder with no trial in it labels nothing.
+    let out = hindsight()
+        .current_dir(dir.path())
+        .args(["gate", "trajs", "--labels", "trajs"])
+        .output()
+        .expect("runs");
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("no Harbor trial here"));
+}
+
+/// Issue #29, item 5: a Terminal-Bench `results.json` labels runs by trial name and by
+/// task id; a trial with no verdict (`is_resolved` null) is not labelled, and stderr says
+/// so. Made-up ids that name no replayed run are an error, as for any summary.
+#[test]
+fn a_terminal_bench_results_file_labels_runs_by_task_id() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let ids = trajectories(dir.path());
+    let results = |tasks: &[String]| {
+        let verdicts = [json!(true), json!(false), json!(false), json!(null)];
+        let trials: Vec<_> = tasks
+            .iter()
+            .zip(verdicts)
+            .map(|(task, v)| {
+                json!({
+                    "trial_name": format!("{task}.1-of-1.made-up-run"),
+                    "task_id": task,
+                    "is_resolved": v,
+                    "failure_mode": "unset",
+                })
+            })
+            .collect();
+        json!({"id": "made-up", "results": trials, "accuracy": 0.25}).to_string()
+    };
+    fs::write(dir.path().join("results.json"), results(&ids)).expect("write");
+    let (counts, err) = labelled_counts(dir.path(), &["trajs", "--labels", "results.json"]);
+    assert_eq!(counts, (2, 1), "{err}");
+    let undecided = format!(
+        "note: results.json: 1 trial(s) with is_resolved null are not labelled; first: \
+         {}.1-of-1.made-up-run",
+        ids[3]
+    );
+    assert!(err.contains(&undecided), "{err}");
+    let made_up: Vec<String> = ["tb-x", "tb-y", "tb-z"].map(String::from).to_vec();
+    fs::write(dir.path().join("other.json"), results(&made_up)).expect("write");
+    let out = hindsight()
+        .current_dir(dir.path())
+        .args(["gate", "trajs", "--labels", "other.json"])
+        .output()
+        .expect("runs");
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("other.json: the labels match none"), "{err}");
+    assert!(err.contains(&ids[..3].join(", ")), "{err}");
 }
