@@ -42,7 +42,7 @@ pub struct Args {
     /// Labels (docs/GATE.md): without --run, the runs labelled failed; each page shows
     /// its run's label. A labels file, an evaluation summary (SWE-bench, Terminal-Bench
     /// `results.json`), a Harbor job or trial folder, or `DIR=FILE` (repeatable).
-    #[arg(long, value_name = "FILE|DIR=FILE", visible_alias = "expect")]
+    #[arg(long, value_name = "PATH|DIR=FILE", visible_alias = "expect")]
     pub labels: Vec<LabelSpec>,
     #[command(flatten)]
     pub reward: Reward,

@@ -42,7 +42,7 @@ pub struct Args {
     /// Labels and per-guard expectations (docs/GATE.md): a labels file, an evaluation
     /// summary (SWE-bench, Terminal-Bench `results.json`), a Harbor job or trial folder, or
     /// `DIR=FILE` (repeatable), a summary that labels only the runs under DIR.
-    #[arg(long, visible_alias = "labels", value_name = "FILE|DIR=FILE")]
+    #[arg(long, visible_alias = "labels", value_name = "PATH|DIR=FILE")]
     pub expect: Vec<LabelSpec>,
     #[command(flatten)]
     pub reward: Reward,

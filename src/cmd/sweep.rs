@@ -34,7 +34,7 @@ pub struct Args {
     #[arg(
         long,
         visible_alias = "labels",
-        value_name = "FILE|DIR=FILE",
+        value_name = "PATH|DIR=FILE",
         required = true
     )]
     pub expect: Vec<LabelSpec>,

@@ -145,9 +145,9 @@ impl std::str::FromStr for LabelSpec {
     type Err = String;
 
     fn from_str(text: &str) -> Result<Self, Self::Err> {
-        // A file whose own name holds `=` is a file.
+        // A file (or a Harbor folder) whose own name holds `=` is itself.
         match text.split_once('=') {
-            Some((dir, file)) if !Path::new(text).is_file() => {
+            Some((dir, file)) if !Path::new(text).exists() => {
                 if dir.is_empty() || file.is_empty() {
                     return Err(format!("{text}: expected FILE or DIR=FILE"));
                 }
@@ -616,6 +616,18 @@ mod tests {
             .expect_err("no task")
             .to_string();
         assert!(err.contains("results[0].task_id"), "{err}");
+    }
+
+    #[test]
+    fn a_folder_whose_name_holds_an_equals_sign_is_a_folder() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let job = dir.path().join("model=x");
+        fs::create_dir(&job).expect("mkdir");
+        let text = job.display().to_string();
+        let spec: LabelSpec = text.parse().expect("parses");
+        assert_eq!((spec.scope, spec.file), (None, job));
+        let scoped: LabelSpec = "runs=results.json".parse().expect("parses");
+        assert_eq!(scoped.scope, Some(PathBuf::from("runs")));
     }
 
     #[test]
