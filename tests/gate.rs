@@ -1104,6 +1104,7 @@ fn a_one_pass_sweep_gives_each_run_what_a_replay_at_each_setting_gives() {
         }
     }
     assert!(cut_somewhere > 0, "a grid that cuts nothing proves little");
+}
 
 /// A Harbor job folder `dir/JOB`: the project's mini-swe-agent trajectories (as
 /// [`trajectories`] writes them), one per trial folder `JOB/<id>__trial/agent/`, beside
