@@ -92,13 +92,19 @@ fn data() -> ChartData {
             point("stalled=3 abandon=6", 90_000, 0, false),
             point("stalled=4 abandon=6", 90_000, 0, false),
             point("stalled=2 abandon=5", 110_000, 1, false),
-            point("stalled=5 abandon=8", 40_000, 0, false),
+            SweepPoint {
+                saved_interval: Some([20_000, 60_000]),
+                false_terminal_interval: Some([0.0, 1.2]),
+                ..point("stalled=5 abandon=8", 40_000, 0, false)
+            },
         ]),
     }
 }
 
 fn point(label: &str, saved: u64, false_fires: u64, is_default: bool) -> SweepPoint {
     SweepPoint {
+        saved_interval: None,
+        false_terminal_interval: None,
         label: label.into(),
         tokens_saved_on_failed: saved,
         false_terminal_on_healthy: false_fires,
@@ -201,7 +207,10 @@ fn every_chart_is_written_readable_and_deterministic() {
     let first_fire = svg_of("first-fire");
     assert!(first_fire.contains("first-fire turn"));
     assert!(!first_fire.contains("never_fired"));
-    assert!(svg_of("sweep").contains("default thresholds"));
+    let sweep = svg_of("sweep");
+    assert!(sweep.contains("default thresholds"));
+    // Issue #29: a point with intervals draws them, and the legend says what they are.
+    assert!(sweep.contains("95% interval (bootstrap over projects)"));
 
     // Same data, same bytes.
     let second = write_all(&data, &out_dir(&tmp, "b")).unwrap();

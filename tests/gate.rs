@@ -987,24 +987,7 @@ fn shipped_sweep(extra: &[&str]) -> std::process::Output {
 /// pooled and per harness.
 #[test]
 fn sweep_select_reports_each_harness_held_out() {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let mini = trajectories(dir.path());
-    let swe_fixtures =
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/formats/swe_agent");
-    for id in ["acme__calc-7", "acme__semver-12", "slug__slugify-3"] {
-        let folder = dir.path().join("trajs").join(id);
-        fs::create_dir_all(&folder).expect("mkdir");
-        fs::copy(
-            swe_fixtures.join(format!("{id}.traj")),
-            folder.join(format!("{id}.traj")),
-        )
-        .expect("copy");
-    }
-    let summary = json!({
-        "resolved_ids": ["acme__calc-7", mini[0]],
-        "unresolved_ids": ["acme__semver-12", "slug__slugify-3", mini[1], mini[2]],
-    });
-    fs::write(dir.path().join("results.json"), summary.to_string()).expect("write");
+    let dir = mixed_corpus();
     let sweep = |format: &str| {
         hindsight()
             .current_dir(dir.path())
@@ -1269,4 +1252,210 @@ fn a_terminal_bench_results_file_labels_runs_by_task_id() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("other.json: the labels match none"), "{err}");
     assert!(err.contains(&ids[..3].join(", ")), "{err}");
+}
+
+/// `trajs/` holding the project's mini-swe-agent fixtures (which name two models) and three
+/// of its SWE-agent fixtures, labelled by `results.json` (a SWE-bench summary).
+fn mixed_corpus() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let mini = trajectories(dir.path());
+    let swe_fixtures =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/formats/swe_agent");
+    for id in ["acme__calc-7", "acme__semver-12", "slug__slugify-3"] {
+        let folder = dir.path().join("trajs").join(id);
+        fs::create_dir_all(&folder).expect("mkdir");
+        fs::copy(
+            swe_fixtures.join(format!("{id}.traj")),
+            folder.join(format!("{id}.traj")),
+        )
+        .expect("copy");
+    }
+    let summary = json!({
+        "resolved_ids": ["acme__calc-7", mini[0]],
+        "unresolved_ids": ["acme__semver-12", "slug__slugify-3", mini[1], mini[2]],
+    });
+    fs::write(dir.path().join("results.json"), summary.to_string()).expect("write");
+    dir
+}
+
+/// Issue #29, item 3: a corpus of two harnesses and several models gives the gate's scores
+/// and the sweep's points per harness and per model, each group adding up to the pooled
+/// figures.
+#[test]
+fn scores_and_sweep_points_are_broken_out_by_harness_and_model() {
+    let dir = mixed_corpus();
+    let run = |args: &[&str]| -> serde_json::Value {
+        let out = hindsight()
+            .current_dir(dir.path())
+            .args(args)
+            .output()
+            .expect("runs");
+        assert!(
+            out.status.code().is_some_and(|c| c <= 1),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        serde_json::from_slice(&out.stdout).expect("json")
+    };
+    let gate = run(&[
+        "gate",
+        "trajs",
+        "--labels",
+        "results.json",
+        "--format",
+        "json",
+    ]);
+    let models: Vec<&str> = gate["scores_by_model"]
+        .as_array()
+        .expect("by model")
+        .iter()
+        .map(|m| m["model"].as_str().expect("name"))
+        .collect();
+    assert!(models.len() >= 2, "{models:?}");
+    for (i, pooled) in gate["scores"]
+        .as_array()
+        .expect("scores")
+        .iter()
+        .enumerate()
+    {
+        for (groups, key) in [
+            ("scores_by_model", "model"),
+            ("scores_by_harness", "harness"),
+        ] {
+            for field in ["failed_runs", "healthy_runs", "tokens_saved_on_failed"] {
+                let sum: u64 = gate[groups]
+                    .as_array()
+                    .expect("groups")
+                    .iter()
+                    .map(|g| g["scores"][i][field].as_u64().expect(key))
+                    .sum();
+                assert_eq!(Some(sum), pooled[field].as_u64(), "{groups} {field}");
+            }
+        }
+    }
+    let sweep = run(&[
+        "sweep",
+        "trajs",
+        "--labels",
+        "results.json",
+        "--param",
+        "breaker.abandon=3..5",
+        "--format",
+        "json",
+    ]);
+    let harnesses: Vec<&str> = sweep["by_harness"]
+        .as_array()
+        .expect("by harness")
+        .iter()
+        .map(|h| h["name"].as_str().expect("name"))
+        .collect();
+    assert_eq!(harnesses, ["mini-swe-agent", "swe-agent"]);
+    for groups in ["by_harness", "by_model"] {
+        for (k, pooled) in sweep["points"]
+            .as_array()
+            .expect("points")
+            .iter()
+            .enumerate()
+        {
+            for field in [
+                "failed_runs",
+                "healthy_runs",
+                "failed_cut",
+                "tokens_saved_on_failed",
+            ] {
+                let sum: u64 = sweep[groups]
+                    .as_array()
+                    .expect("groups")
+                    .iter()
+                    .map(|g| g["points"][k][field].as_u64().expect("figure"))
+                    .sum();
+                assert_eq!(Some(sum), pooled[field].as_u64(), "{groups} {field}");
+            }
+        }
+    }
+    let table = hindsight()
+        .current_dir(dir.path())
+        .args([
+            "sweep",
+            "trajs",
+            "--labels",
+            "results.json",
+            "--param",
+            "breaker.abandon=3..5",
+        ])
+        .output()
+        .expect("runs");
+    let table = String::from_utf8_lossy(&table.stdout);
+    assert!(
+        table.contains("The swe-agent runs alone (harness)"),
+        "{table}"
+    );
+}
+
+/// Issue #29, item 6: with labels, the review opens with the decision table, one row per
+/// guard ending in one of the four verdict words, the rules under it, and the rows in
+/// decision.json; the breaker, which the default --param grid names, is chosen among its
+/// settings.
+#[test]
+fn the_review_opens_with_a_decision_per_guard() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let out = dir.path().join("review");
+    hindsight()
+        .args([
+            "report",
+            "corpora/",
+            "--expect",
+            "corpora/expectations.json",
+            "--per-run",
+            "1",
+        ])
+        .arg("--out-dir")
+        .arg(&out)
+        .assert()
+        .success();
+    let md = fs::read_to_string(out.join("report.md")).expect("report.md");
+    let first = md.find("\n## ").map(|i| &md[i..]).expect("a section");
+    assert!(
+        first.starts_with("\n## Decision: is each guard worth shipping?"),
+        "{md}"
+    );
+    for rule in [
+        "- too few runs:",
+        "- not discriminating:",
+        "- hold:",
+        "- ship:",
+    ] {
+        assert!(md.contains(rule), "{rule}");
+    }
+    let decisions: serde_json::Value =
+        serde_json::from_str(&fs::read_to_string(out.join("decision.json")).expect("json"))
+            .expect("decisions");
+    let guards = hindsight()
+        .args(["guards", "--json"])
+        .output()
+        .expect("runs");
+    let catalogue: serde_json::Value = serde_json::from_slice(&guards.stdout).expect("json");
+    let rows = decisions.as_array().expect("rows");
+    assert_eq!(rows.len(), catalogue.as_array().expect("guards").len());
+    for row in rows {
+        let verdict = row["verdict"].as_str().expect("verdict");
+        assert!(
+            ["ship", "hold", "not_discriminating", "too_few_runs"].contains(&verdict),
+            "{row}"
+        );
+    }
+    let breaker = rows
+        .iter()
+        .find(|r| r["guard"] == "convergence_breaker")
+        .expect("breaker");
+    let chosen = &breaker["choice"]["chosen"]["setting"];
+    let names: Vec<&str> = chosen
+        .as_array()
+        .map(|s| s.iter().filter_map(|p| p[0].as_str()).collect())
+        .unwrap_or_default();
+    assert!(
+        breaker["choice"]["chosen"].is_null()
+            || names == ["convergence_breaker.stalled", "convergence_breaker.abandon"],
+        "{breaker}"
+    );
 }

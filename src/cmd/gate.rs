@@ -4,8 +4,8 @@ use super::input::{Input, Reward, REPLAY_ONLY};
 use super::{load_report, output, EXIT_OK};
 use crate::gate::scores::DEFAULT_RESAMPLES;
 use crate::gate::{
-    compare, judge, junit, score, score_by_harness, GuardScore, HarnessScores, LabelSpec, Labels,
-    Regression, Verdict,
+    compare, judge, junit, score, score_by_harness, score_by_model, GuardScore, HarnessScores,
+    LabelSpec, Labels, ModelScores, Regression, Verdict,
 };
 use crate::output::{Entry, Guard};
 use crate::report::tables::{rate_cell, saving_cell, share_cell, SAVINGS_ARE_ESTIMATES};
@@ -77,6 +77,8 @@ struct Outcome {
     scores: Vec<GuardScore>,
     /// The same scores over each harness's labeled runs apart.
     scores_by_harness: Vec<HarnessScores>,
+    /// And over each model's (the models the runs' requests name).
+    scores_by_model: Vec<ModelScores>,
 }
 
 pub fn run(args: Args) -> Result<u8> {
@@ -116,6 +118,10 @@ pub fn run(args: Args) -> Result<u8> {
         scores_by_harness: labels
             .as_ref()
             .map(|l| score_by_harness(&report, l, args.resamples))
+            .unwrap_or_default(),
+        scores_by_model: labels
+            .as_ref()
+            .map(|l| score_by_model(&report, l, args.resamples))
             .unwrap_or_default(),
         pass: false,
     };
@@ -223,23 +229,42 @@ fn render_table(o: &Outcome, out: &mut dyn Write) -> std::io::Result<()> {
             "\nScores ([low-high]: 95% bootstrap interval over projects, {resamples} resamples)\n{t}\n{SAVINGS_ARE_ESTIMATES}"
         )?;
     }
-    // Per harness only when the labeled runs come from more than one; guards that fired
-    // on none of them are left out.
-    if o.scores_by_harness.len() > 1 {
-        let mut t = table([&["guard", "harness"][..], &SCORE_COLUMNS].concat());
-        for pooled in o.scores.iter().filter(|s| fired_at_all(s)) {
-            for h in &o.scores_by_harness {
-                if let Some(s) = h.scores.iter().find(|s| s.guard == pooled.guard) {
-                    t.add_row([vec![s.guard.clone(), h.harness.clone()], score_cells(s)].concat());
-                }
-            }
+    let harnesses: Vec<(&str, &[GuardScore])> = (o.scores_by_harness.iter())
+        .map(|h| (h.harness.as_str(), h.scores.as_slice()))
+        .collect();
+    let models: Vec<(&str, &[GuardScore])> = (o.scores_by_model.iter())
+        .map(|m| (m.model.as_str(), m.scores.as_slice()))
+        .collect();
+    for (groups, what, heading) in [
+        (
+            harnesses,
+            "harness",
+            "harness (the format each run was read from)",
+        ),
+        (models, "model", "model (as the runs' requests name it)"),
+    ] {
+        if let Some(t) = grouped(&o.scores, &groups, what) {
+            writeln!(out, "\nScores by {heading}\n{t}")?;
         }
-        writeln!(
-            out,
-            "\nScores by harness (the format each run was read from)\n{t}"
-        )?;
     }
     Ok(())
+}
+
+/// Each guard's scores per group, under the pooled scores' order; only when the labeled
+/// runs fall in more than one group, and without guards that fired on none of them.
+fn grouped(pooled: &[GuardScore], groups: &[(&str, &[GuardScore])], what: &str) -> Option<Table> {
+    if groups.len() < 2 {
+        return None;
+    }
+    let mut t = table([&["guard", what][..], &SCORE_COLUMNS].concat());
+    for guard in pooled.iter().filter(|s| fired_at_all(s)) {
+        for (name, scores) in groups {
+            if let Some(s) = scores.iter().find(|s| s.guard == guard.guard) {
+                t.add_row([vec![s.guard.clone(), name.to_string()], score_cells(s)].concat());
+            }
+        }
+    }
+    Some(t)
 }
 
 /// The columns of a score, after the row's names.

@@ -6,17 +6,22 @@
 
 use super::explain::explain_one;
 use super::input::{Input, Reward, REPLAY_ONLY};
-use super::sweep::{parse_params, sweep_points};
+use super::sweep::{parse_params, sweep, sweep_points};
 use super::{load_report, EXIT_OK};
+use crate::gate::decide::{self, decide, Decision};
 use crate::gate::scores::DEFAULT_RESAMPLES;
-use crate::gate::sweep::Point;
+use crate::gate::select::Selection;
+use crate::gate::sweep::{points, Effect, Param, Point, SweptRun};
 use crate::gate::Label;
 use crate::gate::{LabelSpec, Labels};
+use crate::ingest::ProjectSource;
 use crate::output::{Entry, Guard};
 use crate::replay::RunReplay;
 use crate::report::charts::{self, ChartData, ChartFile, ChartKind, SweepPoint};
 use crate::report::explain::{self, corpus::failed_by_terminal_guard, Explain};
-use crate::report::review::{self, DataFile, ExplainPage, Figure, PostMortem, Section};
+use crate::report::review::{
+    self, DataFile, DecisionTable, ExplainPage, Figure, PostMortem, Section,
+};
 use crate::report::tables::TableModel;
 use crate::report::{frames, Report};
 use anyhow::{Context, Result};
@@ -61,9 +66,18 @@ pub struct Args {
     pub expect: Vec<LabelSpec>,
     #[command(flatten)]
     pub reward: Reward,
-    /// Sweep parameters for the sweep chart (with --expect).
+    /// Sweep parameters for the sweep chart (with --expect), and the settings the decision
+    /// table chooses among for the guards they name (the others are judged at their
+    /// settings as replayed).
     #[arg(long = "param", default_values_t = ["breaker.stalled=2..4".to_string(), "breaker.abandon=2..7".to_string()])]
     pub params: Vec<String>,
+    /// The decision table's constraints and objective (docs/GATE.md, *Choosing a setting*
+    /// and *Deciding*), with --expect.
+    #[arg(long, default_value = "false_cut_rate<=0.01", value_name = "EXPR")]
+    pub select: Selection,
+    /// The fraction of projects the decision table holds out (by a hash of each name).
+    #[arg(long, default_value_t = 0.3, value_name = "FRACTION")]
+    pub holdout: f64,
     /// Per-run charts and explain pages for at most this many runs: the failed ones first
     /// (labelled failed with --expect, else ledger not finalized completed), then by
     /// tokens saved; the review says which it picked.
@@ -89,19 +103,31 @@ pub fn run(args: Args) -> Result<u8> {
     if let Some(labels) = &labels {
         labels.check_report(&report)?;
     }
-    let sweep = match &labels {
+    if !(0.0..1.0).contains(&args.holdout) {
+        anyhow::bail!(
+            "--holdout {}: expected a fraction from 0 up to (not including) 1",
+            args.holdout
+        );
+    }
+    let (sweep, decisions) = match &labels {
         Some(labels) => {
             let params = parse_params(&args.params)?;
-            Some(sweep_points(
-                &args.input,
-                &projects,
+            let points = sweep_points(&args.input, &projects, labels, &params, DEFAULT_RESAMPLES)?;
+            let judged = Judged {
+                input: &args.input,
+                projects: &projects,
+                report: &report,
                 labels,
-                &params,
-                DEFAULT_RESAMPLES,
-            )?)
+            };
+            let decisions = judged.decide_all(&params, &args.select, args.holdout)?;
+            (Some(points), Some(decisions))
         }
-        None => None,
+        None => (None, None),
     };
+    let decision = decisions.as_ref().map(|d| DecisionTable {
+        table: decide::table(d),
+        rules: decide::rules(&args.select, args.holdout),
+    });
     let (picked, why) = pick_runs(&report, labels.as_ref(), args.per_run);
     eprintln!("note: {why}");
     let data = ChartData::build(
@@ -143,15 +169,14 @@ pub fn run(args: Args) -> Result<u8> {
     };
     let failed = Some(explain::corpus::table(&failed, means));
     let picked = Some(why);
-    write_folder(
-        &guard,
-        &args.out_dir,
-        &report,
-        &data,
-        &explained,
+    let post = Post {
+        explained: &explained,
         failed,
         picked,
-    )?;
+        decision,
+        decisions: decisions.as_deref(),
+    };
+    write_folder(&guard, &args.out_dir, &report, &data, post)?;
     eprintln!("wrote {}", args.out_dir.join("report.html").display());
     Ok(EXIT_OK)
 }
@@ -168,7 +193,14 @@ fn from_report(from: &Path, out_dir: &Path) -> Result<u8> {
     );
     let no_runs: &[RunReplay] = &[];
     let data = ChartData::build(no_runs, &report, &Default::default(), &[], None);
-    write_folder(&guard, out_dir, &report, &data, &[], None, None)?;
+    let post = Post {
+        explained: &[],
+        failed: None,
+        picked: None,
+        decision: None,
+        decisions: None,
+    };
+    write_folder(&guard, out_dir, &report, &data, post)?;
     eprintln!("wrote {}", out_dir.join("report.html").display());
     Ok(EXIT_OK)
 }
@@ -231,8 +263,78 @@ fn sweep_chart(points: &[Point]) -> Vec<SweepPoint> {
             tokens_saved_on_failed: p.tokens_saved_on_failed,
             false_terminal_on_healthy: p.false_terminal_on_healthy as u64,
             is_default: p.is_default,
+            saved_interval: p.intervals.tokens_saved_on_failed,
+            false_terminal_interval: p.intervals.cut_on_healthy_permille.map(|[lo, hi]| {
+                let runs = p.healthy_runs as f64 / 1000.0;
+                [f64::from(lo) * runs, f64::from(hi) * runs]
+            }),
         })
         .collect()
+}
+
+/// What a labelled replay adds to the review's document.
+struct Post<'a> {
+    explained: &'a [Explain],
+    failed: Option<TableModel>,
+    picked: Option<String>,
+    decision: Option<DecisionTable>,
+    /// The decision table's rows, written as `decision.json`.
+    decisions: Option<&'a [Decision]>,
+}
+
+/// A labelled replay, for the decision table.
+struct Judged<'a> {
+    input: &'a crate::cmd::input::Input,
+    projects: &'a [ProjectSource],
+    report: &'a Report,
+    labels: &'a Labels,
+}
+
+impl Judged<'_> {
+    /// Every guard of the report judged alone (issue #29, item 6): over the grid of the
+    /// `params` that name it (one more replay, each run read once), else at the setting
+    /// the report was replayed with.
+    fn decide_all(
+        &self,
+        params: &[Param],
+        selection: &Selection,
+        holdout: f64,
+    ) -> Result<Vec<Decision>> {
+        self.report
+            .summary
+            .guards
+            .iter()
+            .map(|g| {
+                let own: Vec<Param> = params
+                    .iter()
+                    .filter(|p| p.guard == g.guard)
+                    .cloned()
+                    .collect();
+                let scored = if own.is_empty() {
+                    let runs: Vec<SweptRun> = (self.report.runs.iter())
+                        .filter_map(|r| {
+                            let label = self.labels.get(r)?.label;
+                            Some(SweptRun::of_guard(r, &g.guard, label))
+                        })
+                        .collect();
+                    points(vec![Vec::new()], &runs, DEFAULT_RESAMPLES)
+                } else {
+                    let (settings, runs) =
+                        sweep(self.input, self.projects, self.labels, &own, Effect::Alone)?;
+                    points(settings, &runs, DEFAULT_RESAMPLES)
+                };
+                let resamples = DEFAULT_RESAMPLES;
+                Ok(decide(
+                    &g.guard,
+                    &g.work_order,
+                    &scored,
+                    selection,
+                    holdout,
+                    resamples,
+                ))
+            })
+            .collect()
+    }
 }
 
 /// Writes the review into `dir`: the folder itself is the user's (followed if a link), its
@@ -242,9 +344,7 @@ fn write_folder(
     dir: &Path,
     report: &Report,
     data: &ChartData,
-    explained: &[Explain],
-    failed: Option<TableModel>,
-    picked: Option<String>,
+    post: Post<'_>,
 ) -> Result<()> {
     let chart_dir = dir.join("charts");
     let table_dir = dir.join("tables");
@@ -254,7 +354,15 @@ fn write_folder(
     let create = |name: &str| -> Result<_> {
         Ok(std::io::BufWriter::new(guard.create_file(&dir.join(name))?))
     };
+    let Post {
+        explained,
+        failed,
+        picked,
+        decision,
+        decisions,
+    } = post;
     let post = PostMortem {
+        decision,
         pages: write_explained(guard, dir, explained)?,
         failed,
         picked,
@@ -262,9 +370,11 @@ fn write_folder(
     let charts = charts::write_all(data, &chart_dir).context("drawing charts")?;
     let tables = frames::write_tables(report, &table_dir).context("writing tables")?;
     let figures = figures(&charts)?;
+    let decision_json = decisions.map(|_| dir.join("decision.json"));
     let files: Vec<DataFile> = tables
         .iter()
         .chain(std::iter::once(&dir.join("report.json")))
+        .chain(decision_json.as_ref())
         .filter_map(|p| {
             let name = p.file_name()?.to_string_lossy().into_owned();
             let link = p
@@ -278,6 +388,12 @@ fn write_folder(
     let mut json = create("report.json")?;
     crate::report::json::render(report, &mut json)?;
     json.flush()?;
+    if let Some(decisions) = decisions {
+        let mut json = create("decision.json")?;
+        serde_json::to_writer_pretty(&mut json, decisions)?;
+        writeln!(json)?;
+        json.flush()?;
+    }
     let mut md = create("report.md")?;
     review::markdown(report, &figures, &files, &post, &mut md)?;
     md.flush()?;

@@ -6,7 +6,7 @@ use crate::config::Config;
 use crate::gate::scores::Difference;
 use crate::gate::scores::DEFAULT_RESAMPLES;
 use crate::gate::select::{Choice, Figures, Selection};
-use crate::gate::sweep::{configure, grid, Param, Point, Setting, SweptRun, Value};
+use crate::gate::sweep::{configure, grid, Effect, Param, Point, Setting, SweptRun, Value};
 use crate::gate::sweep_report::{Selecting, SweepReport};
 use crate::gate::{LabelSpec, Labels};
 use crate::ingest::ProjectSource;
@@ -85,7 +85,7 @@ pub fn run(args: Args) -> Result<u8> {
         selection,
         holdout: args.holdout,
     });
-    let (settings, runs) = sweep(&args.input, &projects, &labels, &params)?;
+    let (settings, runs) = sweep(&args.input, &projects, &labels, &params, Effect::Together)?;
     let swept = SweepReport::score(
         settings,
         runs,
@@ -102,6 +102,12 @@ pub fn run(args: Args) -> Result<u8> {
                 "{}\n{SAVINGS_ARE_ESTIMATES}",
                 render(&params, &swept.points)
             )?;
+            for (what, groups) in [("harness", &swept.by_harness), ("model", &swept.by_model)] {
+                for g in groups {
+                    let table = render(&params, &g.points);
+                    writeln!(out, "\nThe {} runs alone ({what}):\n{table}", g.name)?;
+                }
+            }
             if let (Some(choice), Some(selection)) = (&swept.choice, &args.select) {
                 writeln!(out, "\n{}", describe_choice(choice, selection))?;
             }
@@ -130,19 +136,21 @@ pub fn sweep_points(
     params: &[Param],
     resamples: u32,
 ) -> Result<Vec<Point>> {
-    let (settings, runs) = sweep(input, projects, labels, params)?;
+    let (settings, runs) = sweep(input, projects, labels, params, Effect::Together)?;
     Ok(SweepReport::score(settings, runs, resamples, None, None).points)
 }
 
-/// The grid's settings, and every labelled run as each of them leaves it: one replay
-/// reads, parses and normalizes each run once, running the guards the grid leaves alone
-/// once and the swept ones once per setting ([`Lineup`]). The labels must name some
-/// replayed run, except in a shard (`--shard`), where the merge checks the whole.
-fn sweep(
+/// The grid's settings, and every labelled run as each of them leaves it (`effect`: every
+/// guard together, or the swept ones alone): one replay reads, parses and normalizes each
+/// run once, running the guards the grid leaves alone once and the swept ones once per
+/// setting ([`Lineup`]). The labels must name some replayed run, except in a shard
+/// (`--shard`), where the merge checks the whole.
+pub fn sweep(
     input: &Input,
     projects: &[ProjectSource],
     labels: &Labels,
     params: &[Param],
+    effect: Effect,
 ) -> Result<(Vec<Setting>, Vec<SweptRun>)> {
     let base = input.config()?;
     let prices = input.prices()?;
@@ -154,7 +162,7 @@ fn sweep(
     let (mut names, mut runs) = (Vec::new(), Vec::new());
     let score = |r: RunReplay| {
         let name = (r.project.clone(), r.run_id.clone());
-        (name, SweptRun::of(&r, &prices, labels))
+        (name, SweptRun::of(&r, &prices, labels, effect))
     };
     input.replay_lineup(projects, &lineup, &score, |(name, run)| {
         names.push(name);

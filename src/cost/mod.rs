@@ -44,6 +44,9 @@ pub struct Spend {
     pub unpriced_models: BTreeSet<String>,
     /// Requests priced or recorded; 0 means `usd` says nothing.
     pub priced_requests: usize,
+    /// Every model the requests name (a request naming none is the run's one model, when
+    /// it names exactly one).
+    pub models: BTreeSet<String>,
 }
 
 /// Token and dollar accounting of one run.
@@ -118,20 +121,33 @@ pub struct PointSaving {
     pub cut_at: Option<u32>,
 }
 
-/// Each grid point's savings on a sweep's replay of `run` ([`RunReplay::swept`]): the
-/// run's own firings (the guards the grid leaves alone) and the point's, acting together,
-/// as [`cost`] figures them for a replay at that point; and whether any request was
-/// priced (else the dollars say nothing).
-pub fn swept_savings(run: &RunReplay, prices: &Prices) -> (Vec<PointSaving>, bool) {
-    let requests = priced_requests(run, prices, |_, _, _, _, _| {});
-    let priced = requests.iter().any(|r| r.usd.is_some());
+/// What a sweep's replay of a run saves at each grid point.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct SweptSavings {
+    pub points: Vec<PointSaving>,
+    /// Some request was priced (else the dollars say nothing).
+    pub priced: bool,
+    /// The models the requests name, as [`Spend::models`].
+    pub models: BTreeSet<String>,
+}
+
+/// Each grid point's savings on a sweep's replay of `run` ([`RunReplay::swept`]): with
+/// `together`, the run's own firings (the guards the grid leaves alone) and the point's,
+/// acting together, as [`cost`] figures them for a replay at that point; else the point's
+/// firings alone (the swept guards alone, the others as recorded, as `by_guard` is).
+pub fn swept_savings(run: &RunReplay, prices: &Prices, together: bool) -> SweptSavings {
+    let mut spend = Spend::default();
+    let requests = priced_requests(run, prices, |_, tokens, _, priced, model| {
+        spend.add(priced, tokens, model);
+    });
     let timeline = Timeline::new(&requests, &run.compactions);
+    let shared: &[Firing] = if together { &run.firings } else { &[] };
     let savings = run
         .swept
         .iter()
         .map(|own| {
             // In the order a replay at the point sorts its firings in.
-            let mut all: Vec<&Firing> = run.firings.iter().chain(own).collect();
+            let mut all: Vec<&Firing> = shared.iter().chain(own).collect();
             all.sort();
             PointSaving {
                 saved: timeline.saved(&all),
@@ -139,7 +155,11 @@ pub fn swept_savings(run: &RunReplay, prices: &Prices) -> (Vec<PointSaving>, boo
             }
         })
         .collect();
-    (savings, priced)
+    SweptSavings {
+        points: savings,
+        priced: spend.priced_requests > 0,
+        models: spend.models,
+    }
 }
 
 /// The run's requests in turn order, each with its tokens and dollars; `each` sees every
@@ -265,6 +285,9 @@ fn price(t: &TurnUsage, tokens: u64, price: Option<Price>) -> Priced {
 
 impl Spend {
     fn add(&mut self, p: &Priced, tokens: u64, model: Option<&str>) {
+        if let Some(m) = model.filter(|m| !self.models.contains(*m)) {
+            self.models.insert(m.to_string());
+        }
         match p.usd {
             Some(usd) => {
                 self.usd += usd;

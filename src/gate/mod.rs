@@ -5,6 +5,7 @@
 //! today's replay are compared on equal terms.
 
 pub mod baseline;
+pub mod decide;
 pub mod judge;
 pub mod junit;
 pub mod labels;
@@ -16,4 +17,4 @@ pub mod sweep_report;
 pub use baseline::{compare, Regression};
 pub use judge::{judge, Verdict};
 pub use labels::{Label, LabelSpec, Labels};
-pub use scores::{score, score_by_harness, GuardScore, HarnessScores};
+pub use scores::{score, score_by_harness, score_by_model, GuardScore, HarnessScores, ModelScores};

@@ -264,22 +264,43 @@ pub struct HarnessScores {
 }
 
 pub fn score_by_harness(report: &Report, labels: &Labels, resamples: u32) -> Vec<HarnessScores> {
-    let harnesses: std::collections::BTreeSet<&str> = report
-        .runs
-        .iter()
-        .filter(|r| labels.get(r).is_some())
-        .map(|r| r.format.as_str())
-        .collect();
-    harnesses
+    score_by(report, labels, resamples, |r| r.format.clone())
         .into_iter()
-        .map(|harness| HarnessScores {
-            harness: harness.to_string(),
-            scores: score_runs(
-                report,
-                report.runs.iter().filter(|r| r.format == harness),
-                labels,
-                resamples,
-            ),
+        .map(|(harness, scores)| HarnessScores { harness, scores })
+        .collect()
+}
+
+/// The scores of each model's labeled runs apart (the models a run's requests name,
+/// `+`-joined when several; `(not named)` when the log names none), in name order.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ModelScores {
+    pub model: String,
+    pub scores: Vec<GuardScore>,
+}
+
+pub fn score_by_model(report: &Report, labels: &Labels, resamples: u32) -> Vec<ModelScores> {
+    score_by(report, labels, resamples, RunReport::model)
+        .into_iter()
+        .map(|(model, scores)| ModelScores { model, scores })
+        .collect()
+}
+
+/// The scores of the labeled runs of each `group`, apart, in group order.
+fn score_by(
+    report: &Report,
+    labels: &Labels,
+    resamples: u32,
+    group: impl Fn(&RunReport) -> String,
+) -> Vec<(String, Vec<GuardScore>)> {
+    let mut groups: BTreeMap<String, Vec<&RunReport>> = BTreeMap::new();
+    for run in report.runs.iter().filter(|r| labels.get(r).is_some()) {
+        groups.entry(group(run)).or_default().push(run);
+    }
+    groups
+        .into_iter()
+        .map(|(name, runs)| {
+            let scores = score_runs(report, runs.into_iter(), labels, resamples);
+            (name, scores)
         })
         .collect()
 }
@@ -500,7 +521,7 @@ fn percentiles(values: &mut [f64]) -> Option<[f64; 2]> {
 
 /// Yes when the guard fires on a larger share of the failed runs and the two shares'
 /// intervals do not overlap; unclear when larger but they overlap; no otherwise.
-fn discrimination(whole: &Tally, intervals: &Intervals) -> Option<Discrimination> {
+pub(super) fn discrimination(whole: &Tally, intervals: &Intervals) -> Option<Discrimination> {
     if whole.fired_failed + whole.fired_healthy == 0 {
         return None;
     }

@@ -83,6 +83,17 @@ struct Constraint {
 }
 
 impl Constraint {
+    /// `false_cut_rate<=0.01`.
+    fn describe(&self) -> String {
+        let op = match self.op {
+            Op::AtMost => "<=",
+            Op::Below => "<",
+            Op::AtLeast => ">=",
+            Op::Above => ">",
+        };
+        format!("{}{op}{}", self.score.name(), self.value)
+    }
+
     fn holds(&self, t: &Tally) -> bool {
         self.score.of(t).is_some_and(|x| match self.op {
             Op::AtMost => x <= self.value,
@@ -181,6 +192,9 @@ pub struct HeldOut {
     #[serde(flatten)]
     pub figures: Figures,
     pub by_harness: Vec<HarnessFigures>,
+    /// The held-out projects' runs together, for judging the constraints on them.
+    #[serde(skip)]
+    pub tally: Tally,
 }
 
 /// One harness's held-out projects.
@@ -253,6 +267,7 @@ pub fn choose(points: &[Point], selection: &Selection, holdout: f64, resamples: 
         let harnesses: std::collections::BTreeSet<&String> = test.iter().map(|(h, _)| h).collect();
         HeldOut {
             setting: p.setting.clone(),
+            tally: total(&tallies(&test)),
             figures: Figures::of(&tallies(&test), resamples),
             by_harness: harnesses
                 .into_iter()
@@ -281,6 +296,14 @@ pub fn choose(points: &[Point], selection: &Selection, holdout: f64, resamples: 
 }
 
 impl Selection {
+    /// The first constraint `t` breaks (a rate over no run breaks it), as written.
+    pub fn broken(&self, t: &Tally) -> Option<String> {
+        self.constraints
+            .iter()
+            .find(|c| !c.holds(t))
+            .map(Constraint::describe)
+    }
+
     /// The constraints and objective, as the output states them.
     pub fn describe(&self) -> String {
         let direction = if self.maximize { "max" } else { "min" };

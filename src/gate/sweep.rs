@@ -9,7 +9,7 @@ use super::scores::{
 use crate::config::{resolve_guard, Config, ConfigError};
 use crate::cost::{swept_savings, Prices};
 use crate::replay::RunReplay;
-use crate::report::{dollar_sum, dollars};
+use crate::report::{dollar_sum, dollars, RunReport};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
@@ -226,6 +226,8 @@ pub struct SweptRun {
     pub run_id: String,
     /// The format the run was read from.
     pub harness: String,
+    /// The models its requests name ([`RunReport::model`]).
+    pub model: String,
     pub label: Label,
     /// A swept guard fired on the run.
     pub fired: Vec<bool>,
@@ -237,22 +239,50 @@ pub struct SweptRun {
     pub usd: Option<Vec<f64>>,
 }
 
+/// What a sweep's points are scored on: every guard together (`sweep`: a cut by any guard
+/// ends a run), or the swept guards alone (a review's decision about one guard).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Effect {
+    Together,
+    Alone,
+}
+
 impl SweptRun {
     /// `run` (a sweep's replay, [`RunReplay::swept`]) with its label; `None` when the
     /// labels do not name it.
-    pub fn of(run: &RunReplay, prices: &Prices, labels: &Labels) -> Option<Self> {
+    pub fn of(run: &RunReplay, prices: &Prices, labels: &Labels, effect: Effect) -> Option<Self> {
         let label = labels.get_of(&run.project, &run.run_id)?.label;
-        let (savings, priced) = swept_savings(run, prices);
+        let swept = swept_savings(run, prices, effect == Effect::Together);
+        let (savings, priced) = (&swept.points, swept.priced);
+        let models: Vec<&str> = swept.models.iter().map(String::as_str).collect();
         Some(Self {
             project: run.project.clone(),
             run_id: run.run_id.clone(),
             harness: run.format.clone(),
+            model: RunReport::model_of(&models),
             label,
             fired: run.swept.iter().map(|own| !own.is_empty()).collect(),
             cut: savings.iter().map(|s| s.cut_at.is_some()).collect(),
             saved: savings.iter().map(|s| s.saved.tokens).collect(),
             usd: priced.then(|| savings.iter().map(|s| dollars(s.saved.usd)).collect()),
         })
+    }
+
+    /// One point: `guard` at the setting `run` was replayed with, alone (its savings
+    /// alone, cut short by its own terminal firing of the main agent).
+    pub fn of_guard(run: &RunReport, guard: &str, label: Label) -> Self {
+        let own = || run.firings.iter().filter(|f| f.guard == guard);
+        Self {
+            project: run.project.clone(),
+            run_id: run.run_id.clone(),
+            harness: run.format.clone(),
+            model: run.model(),
+            label,
+            fired: vec![own().next().is_some()],
+            cut: vec![own().any(|f| f.effect == "terminal" && f.agent == MAIN)],
+            saved: vec![run.savings.by_guard.get(guard).copied().unwrap_or(0)],
+            usd: run.cost_saved_by(guard).map(|usd| vec![usd]),
+        }
     }
 
     /// What the run scores at point `k`.
@@ -276,6 +306,9 @@ impl SweptRun {
         }
     }
 }
+
+/// The main agent: a terminal firing of a sub-agent ends that sub-agent, not the run.
+const MAIN: &str = "main";
 
 /// Scores every grid point over the labelled runs (in parallel; the points come back in
 /// grid order) and compares each with the defaults' point.

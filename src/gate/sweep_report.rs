@@ -13,6 +13,7 @@ use super::sweep::{points, Point, Setting, SweptRun};
 use crate::report::merge::{check_disjoint, check_split, MergeError};
 use crate::shard::Shard;
 use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
 use std::io::{self, Write};
 
 /// Version of the sweep JSON's shape; bumped on any incompatible change.
@@ -27,12 +28,49 @@ pub struct SweepReport {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub shard: Option<Shard>,
     pub points: Vec<Point>,
+    /// The points over each harness's runs apart, and over each model's, when the runs
+    /// come from more than one (issue #29, item 3).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub by_harness: Vec<GroupPoints>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub by_model: Vec<GroupPoints>,
     /// What `--select` chose, when given.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub choice: Option<Choice>,
     /// Written one per line after the rest ([`SweepReport::write`]).
     #[serde(skip)]
     pub runs: Vec<SweptRun>,
+}
+
+/// The points over one group of the runs (a harness, a model).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct GroupPoints {
+    pub name: String,
+    pub points: Vec<Point>,
+}
+
+/// The points of each group of `runs` by `key`, in name order; none unless there are
+/// two groups or more.
+fn grouped(
+    settings: &[Setting],
+    runs: &[SweptRun],
+    resamples: u32,
+    key: impl Fn(&SweptRun) -> &str,
+) -> Vec<GroupPoints> {
+    let mut groups: BTreeMap<&str, Vec<SweptRun>> = BTreeMap::new();
+    for run in runs {
+        groups.entry(key(run)).or_default().push(run.clone());
+    }
+    if groups.len() < 2 {
+        return Vec::new();
+    }
+    groups
+        .into_iter()
+        .map(|(name, runs)| GroupPoints {
+            name: name.to_string(),
+            points: points(settings.to_vec(), &runs, resamples),
+        })
+        .collect()
 }
 
 /// How a setting is chosen: `--select` and `--holdout`.
@@ -51,6 +89,8 @@ impl SweepReport {
         selecting: Option<&Selecting>,
         shard: Option<Shard>,
     ) -> Self {
+        let by_harness = grouped(&settings, &runs, resamples, |r| &r.harness);
+        let by_model = grouped(&settings, &runs, resamples, |r| &r.model);
         let points = points(settings, &runs, resamples);
         let choice = selecting.map(|s| choose(&points, &s.selection, s.holdout, resamples));
         Self {
@@ -58,6 +98,8 @@ impl SweepReport {
             resamples,
             shard,
             points,
+            by_harness,
+            by_model,
             choice,
             runs,
         }

@@ -79,6 +79,10 @@ pub struct RunReport {
     pub cost_unpriced_tokens: u64,
     #[serde(default)]
     pub unpriced_models: Vec<String>,
+    /// The models the run's requests name, sorted (empty when the log names none): its
+    /// model, for scores broken out by model.
+    #[serde(default)]
+    pub models: Vec<String>,
     pub ledger: LedgerReport,
     pub firings: Vec<FiringReport>,
     pub savings: Savings,
@@ -190,6 +194,21 @@ pub struct GuardSummary {
 }
 
 impl RunReport {
+    /// The run's model, as scores are broken out by: the models its requests name,
+    /// `+`-joined when several, `(not named)` when none.
+    pub fn model(&self) -> String {
+        Self::model_of(&self.models)
+    }
+
+    /// [`RunReport::model`] of the models a run names.
+    pub fn model_of<S: AsRef<str>>(models: &[S]) -> String {
+        if models.is_empty() {
+            return "(not named)".into();
+        }
+        let names: Vec<&str> = models.iter().map(AsRef::as_ref).collect();
+        names.join(" + ")
+    }
+
     /// Dollars `guard` alone would have saved on this run: `None` when nothing in the run
     /// was priced, 0 when the guard did not fire.
     pub fn cost_saved_by(&self, guard: &str) -> Option<f64> {
@@ -295,6 +314,7 @@ fn run_report(run: &RunReplay, cost: &RunCost) -> RunReport {
         cost_recorded_usd: dollars(cost.spend.recorded_usd),
         cost_unpriced_tokens: cost.spend.unpriced_tokens,
         unpriced_models: cost.spend.unpriced_models.iter().cloned().collect(),
+        models: cost.spend.models.iter().cloned().collect(),
         ledger: LedgerReport {
             recorded: recorded.to_string(),
             finalized,

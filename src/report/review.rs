@@ -32,10 +32,20 @@ pub struct ExplainPage {
     pub html_link: String,
 }
 
+/// The decision table that opens the review (issue #29, item 6), and the rule behind each
+/// verdict word, written under it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct DecisionTable {
+    pub table: TableModel,
+    pub rules: Vec<String>,
+}
+
 /// The post-mortem parts of the review (issue #14): the explain page of each run the
-/// review looks at, and the failed runs grouped by their earliest terminal guard.
+/// review looks at, and the failed runs grouped by their earliest terminal guard; with
+/// labels, the decision table first.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct PostMortem {
+    pub decision: Option<DecisionTable>,
     pub pages: Vec<ExplainPage>,
     pub failed: Option<TableModel>,
     /// Which runs the review charts and explains, and why those (issue #16).
@@ -76,6 +86,15 @@ pub fn markdown(
         "# hindsight: work-order review\n\n{}\n",
         headline(report)
     )?;
+    if let Some(d) = &post.decision {
+        writeln!(out, "## {}\n", d.table.title)?;
+        super::markdown::table(&d.table, out)?;
+        writeln!(out)?;
+        for rule in &d.rules {
+            writeln!(out, "- {}", super::markdown::escape(rule))?;
+        }
+        writeln!(out)?;
+    }
     if let Some(model) = &post.failed {
         writeln!(out, "## {}\n", model.title)?;
         super::markdown::table(model, out)?;
@@ -165,6 +184,14 @@ pub fn html(
         "<h1>hindsight: work-order review</h1>\n<p>{}</p>",
         esc(&headline(report))
     )?;
+    if let Some(d) = &post.decision {
+        html_table(&d.table, out)?;
+        writeln!(out, "<ul>")?;
+        for rule in &d.rules {
+            writeln!(out, "<li>{}</li>", esc(rule))?;
+        }
+        writeln!(out, "</ul>")?;
+    }
     if let Some(model) = &post.failed {
         html_table(model, out)?;
     }

@@ -76,13 +76,17 @@ pub struct ChartData {
 
 /// One setting of a threshold sweep (the gate's sweep, handed over by the command layer so
 /// reports never depend on the gate).
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct SweepPoint {
     /// e.g. `stalled=3 abandon=5`.
     pub label: String,
     pub tokens_saved_on_failed: u64,
     pub false_terminal_on_healthy: u64,
     pub is_default: bool,
+    /// 95% intervals (issue #29): of the tokens saved, and of the healthy runs cut, in
+    /// runs (the share's interval times the healthy runs).
+    pub saved_interval: Option<[u64; 2]>,
+    pub false_terminal_interval: Option<[f64; 2]>,
 }
 
 /// The chart of the guard whose rounds the convergence chart draws.

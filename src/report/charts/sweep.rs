@@ -43,17 +43,26 @@ fn groups(points: &[SweepPoint]) -> BTreeMap<(u64, u64), Vec<&SweepPoint>> {
 pub fn draw<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, points: &[SweepPoint]) -> Drawn {
     root.fill(&WHITE).map_err(de)?;
     let groups = groups(points);
+    // The axes reach the intervals' ends, not only the points.
     let max_x = points
         .iter()
-        .map(|p| p.false_terminal_on_healthy)
-        .max()
-        .unwrap_or(0);
+        .map(|p| {
+            let hi = p.false_terminal_interval.map_or(0.0, |[_, hi]| hi);
+            (p.false_terminal_on_healthy as f64).max(hi)
+        })
+        .fold(0.0, f64::max);
     let max_y = points
         .iter()
-        .map(|p| p.tokens_saved_on_failed)
+        .map(|p| {
+            let hi = p.saved_interval.map_or(0, |[_, hi]| hi);
+            p.tokens_saved_on_failed.max(hi)
+        })
         .max()
         .unwrap_or(0);
     let any_default = points.iter().any(|p| p.is_default);
+    let any_interval = points
+        .iter()
+        .any(|p| p.saved_interval.is_some() || p.false_terminal_interval.is_some());
 
     let mut legend = Legend::default();
     legend.push(
@@ -66,9 +75,15 @@ pub fn draw<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, points: &[SweepPo
             "default thresholds",
         );
     }
+    if any_interval {
+        legend.push(
+            Swatch::Line(MUTED.mix(0.45).stroke_width(1)),
+            "95% interval (bootstrap over projects)",
+        );
+    }
     let (area, strip) = legend.split(root)?;
 
-    let x_hi = (max_x as f64 + 0.6).max(1.6);
+    let x_hi = (max_x + 0.6).max(1.6);
     let y_hi = if max_y == 0 {
         1000.0
     } else {
@@ -97,6 +112,23 @@ pub fn draw<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, points: &[SweepPo
     let plot = chart.plotting_area();
     let (x_pixels, y_pixels) = plot.get_pixel_range();
     let mut taken = Occupied::default();
+    // Each point's intervals under the points: savings up and down, healthy runs cut
+    // left and right.
+    for p in points {
+        let (x, y) = (
+            p.false_terminal_on_healthy as f64,
+            p.tokens_saved_on_failed as f64,
+        );
+        let style = MUTED.mix(0.45).stroke_width(1);
+        if let Some([lo, hi]) = p.saved_interval {
+            let bar = vec![(x, lo as f64), (x, hi as f64)];
+            plot.draw(&PathElement::new(bar, style)).map_err(de)?;
+        }
+        if let Some([lo, hi]) = p.false_terminal_interval {
+            plot.draw(&PathElement::new(vec![(lo, y), (hi, y)], style))
+                .map_err(de)?;
+        }
+    }
     // Points first (non-default under default), each reserving its disc.
     for default_pass in [false, true] {
         for (&(x, y), members) in &groups {
@@ -197,6 +229,8 @@ mod tests {
             tokens_saved_on_failed: saved,
             false_terminal_on_healthy: false_fires,
             is_default,
+            saved_interval: None,
+            false_terminal_interval: None,
         }
     }
 
