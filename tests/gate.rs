@@ -1459,3 +1459,109 @@ fn the_review_opens_with_a_decision_per_guard() {
         "{breaker}"
     );
 }
+
+/// Issue #29, item 4: `--folds K` holds every project out once: each fold's setting is
+/// chosen on the others, and the pooled held-out figures are the folds' added up; sharded,
+/// it merges into the unsharded sweep.
+#[test]
+fn sweep_select_with_folds_holds_every_project_out_once() {
+    let out = shipped_sweep(&[
+        "--select",
+        "false_cut_rate<=0.2",
+        "--folds",
+        "3",
+        "--format",
+        "json",
+    ]);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let sweep: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json");
+    let folds = &sweep["folds"];
+    let per_fold = folds["per_fold"].as_array().expect("folds");
+    assert_eq!(per_fold.len(), 3);
+    let projects: std::collections::BTreeSet<&str> = sweep["runs"]
+        .as_array()
+        .expect("runs")
+        .iter()
+        .map(|r| r["project"].as_str().expect("project"))
+        .collect();
+    let held: u64 = per_fold
+        .iter()
+        .map(|c| c["held_out_projects"].as_u64().unwrap())
+        .sum();
+    assert_eq!(held, projects.len() as u64);
+    for field in [
+        "failed_runs",
+        "healthy_runs",
+        "failed_cut",
+        "false_terminal_on_healthy",
+    ] {
+        let sum: u64 = per_fold
+            .iter()
+            .filter(|c| !c["chosen"].is_null())
+            .map(|c| c["chosen"][field].as_u64().expect(field))
+            .sum();
+        assert_eq!(Some(sum), folds["pooled"][field].as_u64(), "{field}");
+    }
+    assert!(
+        sweep["choice"].is_null(),
+        "folds replace the single holdout"
+    );
+
+    let table = shipped_sweep(&["--select", "false_cut_rate<=0.2", "--folds", "3"]);
+    let text = String::from_utf8_lossy(&table.stdout);
+    assert!(
+        text.contains("in 3 folds") && text.contains("  fold 3 ("),
+        "{text}"
+    );
+    let none = shipped_sweep(&["--select", "failed_cut_rate>=2", "--folds", "3"]);
+    assert_eq!(none.status.code(), Some(1));
+    let both = shipped_sweep(&[
+        "--select",
+        "false_cut_rate<=0.2",
+        "--folds",
+        "3",
+        "--holdout",
+        "0.5",
+    ]);
+    assert_eq!(both.status.code(), Some(2));
+
+    let dir = tempfile::tempdir().expect("tempdir");
+    let files: Vec<String> = (1..=2)
+        .map(|k| {
+            let shard = format!("{k}/2");
+            let part = shipped_sweep(&[
+                "--select",
+                "false_cut_rate<=0.2",
+                "--folds",
+                "3",
+                "--format",
+                "json",
+                "--shard",
+                &shard,
+            ]);
+            assert_eq!(
+                part.status.code(),
+                Some(0),
+                "{}",
+                String::from_utf8_lossy(&part.stderr)
+            );
+            let file = dir.path().join(format!("part-{k}.json"));
+            fs::write(&file, &part.stdout).expect("write");
+            file.to_str().expect("UTF-8").to_string()
+        })
+        .collect();
+    let merged = hindsight()
+        .args(["merge", &files[0], &files[1]])
+        .output()
+        .expect("runs");
+    assert!(
+        merged.stdout == out.stdout,
+        "{}",
+        String::from_utf8_lossy(&merged.stderr)
+    );
+}

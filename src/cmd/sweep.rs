@@ -5,9 +5,9 @@ use super::{output, EXIT_OK};
 use crate::config::Config;
 use crate::gate::scores::Difference;
 use crate::gate::scores::DEFAULT_RESAMPLES;
-use crate::gate::select::{Choice, Figures, Selection};
+use crate::gate::select::{Choice, Figures, Folds, Selection};
 use crate::gate::sweep::{configure, grid, Effect, Param, Point, Setting, SweptRun, Value};
-use crate::gate::sweep_report::{Selecting, SweepReport};
+use crate::gate::sweep_report::{Selecting, Split, SweepReport};
 use crate::gate::{LabelSpec, Labels};
 use crate::ingest::ProjectSource;
 use crate::replay::{Lineup, RunReplay};
@@ -55,6 +55,11 @@ pub struct Args {
     /// project's name.
     #[arg(long, default_value_t = 0.3, value_name = "FRACTION")]
     pub holdout: f64,
+    /// Instead of one holdout, K folds by a hash of each project's name: each fold's
+    /// setting is chosen on the others and scored on it, and the held-out figures are
+    /// pooled over the folds (docs/GATE.md, *Choosing a setting*).
+    #[arg(long, value_name = "K", conflicts_with = "holdout", value_parser = clap::value_parser!(u32).range(2..=100))]
+    pub folds: Option<u32>,
     /// Bootstrap resamples behind each interval (whole projects are drawn; seeded).
     #[arg(long, default_value_t = DEFAULT_RESAMPLES, value_name = "N")]
     pub resamples: u32,
@@ -81,10 +86,14 @@ pub fn run(args: Args) -> Result<u8> {
             args.holdout
         );
     }
-    let selecting = args.select.clone().map(|selection| Selecting {
-        selection,
-        holdout: args.holdout,
-    });
+    let split = match args.folds {
+        Some(k) => Split::Folds(k),
+        None => Split::Holdout(args.holdout),
+    };
+    let selecting = args
+        .select
+        .clone()
+        .map(|selection| Selecting { selection, split });
     let (settings, runs) = sweep(&args.input, &projects, &labels, &params, Effect::Together)?;
     let swept = SweepReport::score(
         settings,
@@ -111,11 +120,18 @@ pub fn run(args: Args) -> Result<u8> {
             if let (Some(choice), Some(selection)) = (&swept.choice, &args.select) {
                 writeln!(out, "\n{}", describe_choice(choice, selection))?;
             }
+            if let (Some(folds), Some(selection)) = (&swept.folds, &args.select) {
+                writeln!(out, "\n{}", describe_folds(folds, selection))?;
+            }
         }
     }
     out.flush()?;
     // No setting meeting the constraints is an answer the caller must not miss.
-    if swept.choice.is_some_and(|c| c.chosen.is_none()) {
+    let none_chosen = swept.choice.is_some_and(|c| c.chosen.is_none())
+        || swept
+            .folds
+            .is_some_and(|f| f.per_fold.iter().all(|c| c.chosen.is_none()));
+    if none_chosen {
         return Ok(EXIT_NO_CHOICE);
     }
     Ok(EXIT_OK)
@@ -353,6 +369,45 @@ fn describe_choice(choice: &Choice, selection: &Selection) -> String {
                 ));
             }
         }
+    }
+    text
+}
+
+/// What `--select` chose in each fold, and the pooled held-out figures.
+fn describe_folds(folds: &Folds, selection: &Selection) -> String {
+    let mut text = format!(
+        "Choice under {} in {} folds (by a hash of each project's name): each fold chosen on the others, scored on its own projects.",
+        selection.describe(),
+        folds.folds
+    );
+    for (i, c) in folds.per_fold.iter().enumerate() {
+        let line = match &c.chosen {
+            Some(h) => format!(
+                "{}: held out, {}",
+                shown(&h.setting),
+                held_out_figures(&h.figures)
+            ),
+            None => format!(
+                "no setting meets the constraints on its {} training projects",
+                c.training_projects
+            ),
+        };
+        text.push_str(&format!(
+            "\n  fold {} ({} projects) {line}",
+            i + 1,
+            c.held_out_projects
+        ));
+    }
+    for (name, figures) in [
+        ("pooled", &folds.pooled),
+        ("defaults", &folds.pooled_defaults),
+    ] {
+        if let Some(f) = figures {
+            text.push_str(&format!("\n  {name:<8} {}", held_out_figures(f)));
+        }
+    }
+    if folds.pooled.is_none() {
+        text.push_str("\nNo setting meets the constraints in any fold.");
     }
     text
 }

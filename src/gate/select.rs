@@ -229,15 +229,84 @@ fn held_out(project: &str, holdout: f64) -> bool {
 }
 
 /// Chooses among `points` on the training projects and scores the choice on the held-out
-/// ones.
+/// ones (the `holdout` fraction, by a hash of each project's name).
 pub fn choose(points: &[Point], selection: &Selection, holdout: f64, resamples: u32) -> Choice {
+    let is_held = |name: &str| held_out(name, holdout);
+    choose_where(points, selection, &is_held, holdout, resamples)
+}
+
+/// The fold (0-based) of `k` a project belongs to, by a hash of its name.
+fn fold_of(project: &str, k: u32) -> u32 {
+    (crate::shard::fnv1a64(project.as_bytes()) % u64::from(k.max(1))) as u32
+}
+
+/// `--folds K`: the projects split into K folds by a hash of their names; each fold's
+/// setting is chosen on the other folds and scored on it, so every project is held out
+/// once, and the held-out figures pooled over the folds are a cross-validated estimate of
+/// what choosing by this rule gives.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Folds {
+    pub select: String,
+    pub folds: u32,
+    /// Each fold's choice (its `holdout` is its share of the projects' hash space, 1/K).
+    pub per_fold: Vec<Choice>,
+    /// Every project of a fold with a choice, at the setting chosen without it.
+    pub pooled: Option<Figures>,
+    /// The same projects at the seeds' defaults, when the grid holds them.
+    pub pooled_defaults: Option<Figures>,
+}
+
+/// Chooses in each of `k` folds and pools the held-out figures.
+pub fn choose_folds(points: &[Point], selection: &Selection, k: u32, resamples: u32) -> Folds {
+    let share = 1.0 / f64::from(k.max(1));
+    let per_fold: Vec<Choice> = (0..k)
+        .map(|i| {
+            let is_held = |name: &str| fold_of(name, k) == i;
+            choose_where(points, selection, &is_held, share, resamples)
+        })
+        .collect();
+    let default = points.iter().find(|p| p.is_default);
+    let (mut chosen, mut defaults) = (Vec::new(), Vec::new());
+    for (i, choice) in per_fold.iter().enumerate() {
+        let Some(held) = &choice.chosen else { continue };
+        let Some(point) = points.iter().find(|p| p.setting == held.setting) else {
+            continue;
+        };
+        // Every point holds the same projects in the same order (one set of runs).
+        for (j, name) in point.projects().iter().enumerate() {
+            if fold_of(name, k) == i as u32 {
+                chosen.push(point.tallies()[j]);
+                defaults.extend(default.map(|d| d.tallies()[j]));
+            }
+        }
+    }
+    let pooled = (!chosen.is_empty()).then(|| Figures::of(&chosen, resamples));
+    let pooled_defaults = (!defaults.is_empty()).then(|| Figures::of(&defaults, resamples));
+    Folds {
+        select: selection.text.clone(),
+        folds: k,
+        per_fold,
+        pooled,
+        pooled_defaults,
+    }
+}
+
+/// [`choose`] with the held-out projects those `is_held` names (`holdout`: their share,
+/// as the output states it).
+fn choose_where(
+    points: &[Point],
+    selection: &Selection,
+    is_held: &dyn Fn(&str) -> bool,
+    holdout: f64,
+    resamples: u32,
+) -> Choice {
     // Each side: (harness, tally) per project.
     let split = |p: &Point| -> (Side, Side) {
         let (test, train): (Vec<_>, Vec<_>) = p
             .projects()
             .iter()
             .zip(p.harnesses().iter().zip(p.tallies()))
-            .partition(|(name, _)| held_out(name, holdout));
+            .partition(|(name, _)| is_held(name));
         let strip = |v: Vec<(&String, (&String, &Tally))>| {
             v.into_iter().map(|(_, (h, t))| (h.clone(), *t)).collect()
         };

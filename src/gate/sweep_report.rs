@@ -8,7 +8,7 @@
 //! same projects and the merged file is the unsharded one byte for byte.
 
 use super::scores::DEFAULT_RESAMPLES;
-use super::select::{choose, Choice, Selection};
+use super::select::{choose, choose_folds, Choice, Folds, Selection};
 use super::sweep::{points, Point, Setting, SweptRun};
 use crate::report::merge::{check_disjoint, check_split, MergeError};
 use crate::shard::Shard;
@@ -34,9 +34,12 @@ pub struct SweepReport {
     pub by_harness: Vec<GroupPoints>,
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub by_model: Vec<GroupPoints>,
-    /// What `--select` chose, when given.
+    /// What `--select` chose, when given (with `--holdout`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub choice: Option<Choice>,
+    /// What `--select` chose in each fold, with `--folds`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub folds: Option<Folds>,
     /// Written one per line after the rest ([`SweepReport::write`]).
     #[serde(skip)]
     pub runs: Vec<SweptRun>,
@@ -73,11 +76,20 @@ fn grouped(
         .collect()
 }
 
-/// How a setting is chosen: `--select` and `--holdout`.
+/// How a setting is chosen: `--select`, and `--holdout` or `--folds`.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Selecting {
     pub selection: Selection,
-    pub holdout: f64,
+    pub split: Split,
+}
+
+/// How the projects are split for choosing.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Split {
+    /// The fraction held out.
+    Holdout(f64),
+    /// K folds, each held out once.
+    Folds(u32),
 }
 
 impl SweepReport {
@@ -92,7 +104,16 @@ impl SweepReport {
         let by_harness = grouped(&settings, &runs, resamples, |r| &r.harness);
         let by_model = grouped(&settings, &runs, resamples, |r| &r.model);
         let points = points(settings, &runs, resamples);
-        let choice = selecting.map(|s| choose(&points, &s.selection, s.holdout, resamples));
+        let (mut choice, mut folds) = (None, None);
+        match selecting.map(|s| (&s.selection, s.split)) {
+            Some((selection, Split::Holdout(holdout))) => {
+                choice = Some(choose(&points, selection, holdout, resamples));
+            }
+            Some((selection, Split::Folds(k))) => {
+                folds = Some(choose_folds(&points, selection, k, resamples));
+            }
+            None => {}
+        }
         Self {
             sweep_format: SWEEP_FORMAT,
             resamples,
@@ -101,6 +122,7 @@ impl SweepReport {
             by_harness,
             by_model,
             choice,
+            folds,
             runs,
         }
     }
@@ -133,6 +155,8 @@ pub struct SweepPart {
     pub points: Vec<PointHead>,
     #[serde(default)]
     pub choice: Option<ChoiceHead>,
+    #[serde(default)]
+    pub folds: Option<FoldsHead>,
     pub runs: Vec<SweptRun>,
 }
 
@@ -151,6 +175,13 @@ pub struct PointHead {
 pub struct ChoiceHead {
     pub select: String,
     pub holdout: f64,
+}
+
+/// How the folds were asked for.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+pub struct FoldsHead {
+    pub select: String,
+    pub folds: u32,
 }
 
 /// Whether `text` is a sweep's JSON rather than a replay report: it has `sweep_format`.
@@ -186,8 +217,8 @@ pub fn merge(parts: Vec<(String, SweepPart)>) -> Result<SweepReport, MergeError>
         if part.resamples != first.resamples {
             return differs("resample count");
         }
-        if part.choice != first.choice {
-            return differs("--select or --holdout");
+        if part.choice != first.choice || part.folds != first.folds {
+            return differs("--select, --holdout or --folds");
         }
         if part.runs.iter().any(|r| r.points() != part.points.len()) {
             return differs("runs' figures (not one per grid point)");
@@ -207,7 +238,12 @@ pub fn merge(parts: Vec<(String, SweepPart)>) -> Result<SweepReport, MergeError>
         .collect();
     check_disjoint(&projects)?;
     let settings: Vec<Setting> = first.points.iter().map(|p| p.setting.clone()).collect();
-    let (resamples, asked) = (first.resamples, first.choice.clone());
+    let resamples = first.resamples;
+    let asked = match (&first.choice, &first.folds) {
+        (Some(c), _) => Some((c.select.clone(), Split::Holdout(c.holdout))),
+        (None, Some(f)) => Some((f.select.clone(), Split::Folds(f.folds))),
+        (None, None) => None,
+    };
     let files: Vec<String> = parts.iter().map(|(f, _)| f.clone()).collect();
     let mut runs: Vec<SweptRun> = parts.into_iter().flat_map(|(_, p)| p.runs).collect();
     if runs.is_empty() {
@@ -218,12 +254,12 @@ pub fn merge(parts: Vec<(String, SweepPart)>) -> Result<SweepReport, MergeError>
     // Stable: the runs of one project (all from one shard) keep that shard's order.
     runs.sort_by(|a, b| a.project.cmp(&b.project));
     let selecting = match asked {
-        Some(c) => Some(Selecting {
-            selection: c.select.parse().map_err(|message| MergeError::Select {
+        Some((select, split)) => Some(Selecting {
+            selection: select.parse().map_err(|message| MergeError::Select {
                 file: files[0].clone(),
                 message,
             })?,
-            holdout: c.holdout,
+            split,
         }),
         None => None,
     };
