@@ -617,7 +617,7 @@ if ((sweep_mb > 0)); then
             key: ((.value.project | ltrimstr($dir)) + "/" + .value.run_id),
             value: {label: (if .key % 2 == 0 then "failed" else "healthy" end)}}) | from_entries)}' \
             "$tmp/report-swept.json" >"$tmp/swept-labels.json"
-        grid_one=(--param breaker.stalled=2..6 --param breaker.abandon=6..15)
+        grid_one=(--param breaker.stalled=2..3 --param breaker.abandon=5..29)
         grid_two=(--param delta.abandon=5..9 --param adaptive.switch_threshold=1..10)
         echo "== sweep: measuring (${reps} repetitions each, wall clock in ns)"
         measure replayed /dev/null "$hindsight" replay "$tmp/swept" --format json --out "$tmp/report-swept.json"
