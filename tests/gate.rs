@@ -865,24 +865,7 @@ fn summaries_scoped_to_folders_label_each_set() {
 /// pooled ones.
 #[test]
 fn scores_per_harness_add_up_to_the_pooled_ones() {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let mini = trajectories(dir.path());
-    let swe_fixtures =
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/formats/swe_agent");
-    for id in ["acme__calc-7", "acme__semver-12", "slug__slugify-3"] {
-        let folder = dir.path().join("trajs").join(id);
-        fs::create_dir_all(&folder).expect("mkdir");
-        fs::copy(
-            swe_fixtures.join(format!("{id}.traj")),
-            folder.join(format!("{id}.traj")),
-        )
-        .expect("copy");
-    }
-    let summary = json!({
-        "resolved_ids": ["acme__calc-7", mini[0]],
-        "unresolved_ids": ["acme__semver-12", "slug__slugify-3", mini[1], mini[2]],
-    });
-    fs::write(dir.path().join("results.json"), summary.to_string()).expect("write");
+    let dir = mixed_corpus();
     let outcome = gate_json(dir.path(), &["trajs", "--labels", "results.json"]);
     let harnesses = outcome["scores_by_harness"].as_array().expect("by harness");
     let names: Vec<&str> = harnesses

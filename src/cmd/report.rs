@@ -11,7 +11,7 @@ use super::{load_report, EXIT_OK};
 use crate::gate::decide::{self, decide, Decision};
 use crate::gate::scores::DEFAULT_RESAMPLES;
 use crate::gate::select::Selection;
-use crate::gate::sweep::{points, Effect, Param, Point, SweptRun};
+use crate::gate::sweep::{points, Acting, Param, Point, SweptRun};
 use crate::gate::Label;
 use crate::gate::{LabelSpec, Labels};
 use crate::ingest::ProjectSource;
@@ -320,7 +320,7 @@ impl Judged<'_> {
                     points(vec![Vec::new()], &runs, DEFAULT_RESAMPLES)
                 } else {
                     let (settings, runs) =
-                        sweep(self.input, self.projects, self.labels, &own, Effect::Alone)?;
+                        sweep(self.input, self.projects, self.labels, &own, Acting::Alone)?;
                     points(settings, &runs, DEFAULT_RESAMPLES)
                 };
                 let resamples = DEFAULT_RESAMPLES;

@@ -6,7 +6,7 @@ use crate::config::Config;
 use crate::gate::scores::Difference;
 use crate::gate::scores::DEFAULT_RESAMPLES;
 use crate::gate::select::{Choice, Figures, Folds, Selection};
-use crate::gate::sweep::{configure, grid, Effect, Param, Point, Setting, SweptRun, Value};
+use crate::gate::sweep::{configure, grid, Acting, Param, Point, Setting, SweptRun, Value};
 use crate::gate::sweep_report::{Selecting, Split, SweepReport};
 use crate::gate::{LabelSpec, Labels};
 use crate::ingest::ProjectSource;
@@ -94,7 +94,7 @@ pub fn run(args: Args) -> Result<u8> {
         .select
         .clone()
         .map(|selection| Selecting { selection, split });
-    let (settings, runs) = sweep(&args.input, &projects, &labels, &params, Effect::Together)?;
+    let (settings, runs) = sweep(&args.input, &projects, &labels, &params, Acting::Together)?;
     let swept = SweepReport::score(
         settings,
         runs,
@@ -152,11 +152,11 @@ pub fn sweep_points(
     params: &[Param],
     resamples: u32,
 ) -> Result<Vec<Point>> {
-    let (settings, runs) = sweep(input, projects, labels, params, Effect::Together)?;
+    let (settings, runs) = sweep(input, projects, labels, params, Acting::Together)?;
     Ok(SweepReport::score(settings, runs, resamples, None, None).points)
 }
 
-/// The grid's settings, and every labelled run as each of them leaves it (`effect`: every
+/// The grid's settings, and every labelled run as each of them leaves it (`acting`: every
 /// guard together, or the swept ones alone): one replay reads, parses and normalizes each
 /// run once, running the guards the grid leaves alone once and the swept ones once per
 /// setting ([`Lineup`]). The labels must name some replayed run, except in a shard
@@ -166,7 +166,7 @@ pub fn sweep(
     projects: &[ProjectSource],
     labels: &Labels,
     params: &[Param],
-    effect: Effect,
+    acting: Acting,
 ) -> Result<(Vec<Setting>, Vec<SweptRun>)> {
     let base = input.config()?;
     let prices = input.prices()?;
@@ -178,7 +178,7 @@ pub fn sweep(
     let (mut names, mut runs) = (Vec::new(), Vec::new());
     let score = |r: RunReplay| {
         let name = (r.project.clone(), r.run_id.clone());
-        (name, SweptRun::of(&r, &prices, labels, effect))
+        (name, SweptRun::of(&r, &prices, labels, acting))
     };
     input.replay_lineup(projects, &lineup, &score, |(name, run)| {
         names.push(name);

@@ -242,7 +242,7 @@ pub struct SweptRun {
 /// What a sweep's points are scored on: every guard together (`sweep`: a cut by any guard
 /// ends a run), or the swept guards alone (a review's decision about one guard).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Effect {
+pub enum Acting {
     Together,
     Alone,
 }
@@ -250,9 +250,9 @@ pub enum Effect {
 impl SweptRun {
     /// `run` (a sweep's replay, [`RunReplay::swept`]) with its label; `None` when the
     /// labels do not name it.
-    pub fn of(run: &RunReplay, prices: &Prices, labels: &Labels, effect: Effect) -> Option<Self> {
+    pub fn of(run: &RunReplay, prices: &Prices, labels: &Labels, acting: Acting) -> Option<Self> {
         let label = labels.get_of(&run.project, &run.run_id)?.label;
-        let swept = swept_savings(run, prices, effect == Effect::Together);
+        let swept = swept_savings(run, prices, acting == Acting::Together);
         let (savings, priced) = (&swept.points, swept.priced);
         let models: Vec<&str> = swept.models.iter().map(String::as_str).collect();
         Some(Self {

@@ -223,9 +223,11 @@ impl ProjectReplayer {
                 continue;
             };
             if lane == 0 {
-                for each in &mut lanes {
+                // Every lane sees lane 0's guards; a plain replay's one lane takes it whole.
+                for each in lanes.iter_mut().skip(1) {
                     each.insert(e.info.id.to_string(), carried.clone());
                 }
+                lanes[0].insert(e.info.id.to_string(), carried);
             } else {
                 lanes[lane].insert(e.info.id.to_string(), carried);
             }
