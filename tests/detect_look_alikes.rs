@@ -76,23 +76,52 @@ fn detection_calls_each_a_look_alike_of_the_format_it_resembles() {
     }
 }
 
+/// `names` (look-alikes) copied into a folder beside a real run, and the folder: a path
+/// that yields no run at all is an error of its own (issue #30, item 7), so each look-alike
+/// is read where a run is found too.
+fn beside_a_run(names: &[&str]) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().expect("tempdir");
+    for name in names {
+        std::fs::copy(root().join(look_alike(name)), dir.path().join(name)).expect("copy");
+    }
+    let traj = "acme__calc-7.traj";
+    std::fs::copy(
+        root().join("tests/fixtures/formats/swe_agent").join(traj),
+        dir.path().join(traj),
+    )
+    .expect("copy");
+    dir
+}
+
+fn replay_in(dir: &Path, args: &[&str]) -> std::process::Output {
+    common::hindsight()
+        .current_dir(dir)
+        .arg("replay")
+        .args(args)
+        .output()
+        .expect("runs")
+}
+
 #[test]
 fn lenient_replay_reads_no_run_and_lists_the_file_with_its_reason() {
     for (name, format, looks_like, _) in CASES {
-        let path = look_alike(name);
-        let out = replay(&[&path, "--format", "json"]);
+        let dir = beside_a_run(&[name]);
+        let out = replay_in(dir.path(), &[".", "--format", "json"]);
         assert!(
             out.status.success(),
             "{name}: {}",
             String::from_utf8_lossy(&out.stderr)
         );
         let report: Value = serde_json::from_slice(&out.stdout).expect("json");
-        assert_eq!(report["runs"], serde_json::json!([]), "{name}");
+        let runs: Vec<&str> = (report["runs"].as_array().expect("runs").iter())
+            .map(|r| r["run_id"].as_str().expect("id"))
+            .collect();
+        assert_eq!(runs, ["acme__calc-7"], "{name}: only the real run");
         let skipped = report["input"]["skipped_files"]
             .as_array()
             .expect("skipped_files");
         assert_eq!(skipped.len(), 1, "{name}: {skipped:?}");
-        assert_eq!(skipped[0]["path"], path.as_str(), "{name}");
+        assert_eq!(skipped[0]["path"], name, "{name}");
         assert_eq!(skipped[0]["format"], format.as_str(), "{name}");
         let reason = skipped[0]["reason"].as_str().expect("reason");
         assert!(reason.contains(looks_like), "{name}: {reason}");
@@ -106,11 +135,19 @@ fn lenient_replay_reads_no_run_and_lists_the_file_with_its_reason() {
             .collect();
         assert_eq!(warnings.len(), 1, "{name}: {stderr}");
         assert!(
-            warnings[0].contains(&format!("skipped {path}: not read: {reason}")),
+            warnings[0].contains(&format!("skipped {name}: not read: {reason}")),
             "{name}: {stderr}"
         );
         assert!(
             warnings[0].contains(&format!("--input-format {}", format.as_str())),
+            "{name}: {stderr}"
+        );
+        // Named alone, the look-alike yields no run: exit 2, after the same warning.
+        let alone = replay(&[&look_alike(name)]);
+        assert_eq!(alone.status.code(), Some(2), "{name}");
+        let stderr = String::from_utf8_lossy(&alone.stderr);
+        assert!(
+            stderr.contains("no recorded run found there"),
             "{name}: {stderr}"
         );
     }
@@ -118,7 +155,9 @@ fn lenient_replay_reads_no_run_and_lists_the_file_with_its_reason() {
 
 #[test]
 fn the_table_notes_the_files_not_read() {
-    let out = replay(&[LOOK_ALIKES]);
+    let names: Vec<&str> = CASES.iter().map(|c| c.0).collect();
+    let dir = beside_a_run(&names);
+    let out = replay_in(dir.path(), &["."]);
     assert!(out.status.success());
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(
@@ -129,7 +168,7 @@ fn the_table_notes_the_files_not_read() {
     for (name, ..) in CASES {
         let warned = stderr
             .lines()
-            .filter(|l| l.contains(&format!("skipped {}", look_alike(name))))
+            .filter(|l| l.contains(&format!("skipped {name}")))
             .count();
         assert_eq!(warned, 1, "{name}: {stderr}");
     }
@@ -156,16 +195,8 @@ fn strict_stops_on_a_look_alike_naming_the_file() {
 
 #[test]
 fn look_alikes_beside_real_runs_leave_the_real_runs_alone() {
-    let dir = tempfile::tempdir().expect("tempdir");
-    for (name, ..) in CASES {
-        std::fs::copy(root().join(look_alike(name)), dir.path().join(name)).expect("copy");
-    }
-    let traj = "acme__calc-7.traj";
-    std::fs::copy(
-        root().join("tests/fixtures/formats/swe_agent").join(traj),
-        dir.path().join(traj),
-    )
-    .expect("copy");
+    let names: Vec<&str> = CASES.iter().map(|c| c.0).collect();
+    let dir = beside_a_run(&names);
     let out = common::hindsight()
         .current_dir(dir.path())
         .args(["replay", ".", "--format", "json"])

@@ -66,6 +66,21 @@ fn merged(dir: &Path, files: &[PathBuf]) -> Vec<u8> {
     std::fs::read(out).expect("merged report")
 }
 
+/// `dir/mixed`: the project's look-alike fixtures beside one real run (a path that yields
+/// no run at all is an error, issue #30 item 7); the folder.
+fn look_alikes_beside_a_run(dir: &Path) -> PathBuf {
+    let mixed = dir.join("mixed");
+    std::fs::create_dir(&mixed).unwrap();
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures");
+    for entry in std::fs::read_dir(root.join("look_alikes")).unwrap() {
+        let path = entry.unwrap().path();
+        std::fs::copy(&path, mixed.join(path.file_name().unwrap())).unwrap();
+    }
+    let traj = "acme__calc-7.traj";
+    std::fs::copy(root.join("formats/swe_agent").join(traj), mixed.join(traj)).unwrap();
+    mixed
+}
+
 fn json(path: &Path) -> Value {
     serde_json::from_slice(&std::fs::read(path).expect("read")).expect("JSON")
 }
@@ -114,11 +129,9 @@ fn three_shards_hold_each_project_once_and_merge_into_the_unsharded_report() {
 #[test]
 fn paths_not_read_and_look_alikes_are_in_every_shard_and_counted_once_merged() {
     let dir = tempfile::tempdir().unwrap();
-    let bad = dir.path().join("bad");
-    std::fs::create_dir(&bad).unwrap();
-    std::os::unix::fs::symlink(dir.path().join("nowhere"), bad.join("gone.jsonl")).unwrap();
-    let bad = bad.to_str().unwrap();
-    let paths = ["corpora/", "tests/fixtures/look_alikes/", bad];
+    let mixed = look_alikes_beside_a_run(dir.path());
+    std::os::unix::fs::symlink(dir.path().join("nowhere"), mixed.join("gone.jsonl")).unwrap();
+    let paths = ["corpora/", mixed.to_str().unwrap()];
     let mut args = vec!["replay"];
     args.extend(paths);
     args.extend(["--format", "json"]);
@@ -375,7 +388,8 @@ fn merge_refuses_overlaps_gaps_and_mismatches_naming_the_files() {
     // Shards of other paths: their `input` sections differ.
     let looks = dir.path().join("looks");
     std::fs::create_dir(&looks).unwrap();
-    let looks_files = shards(&looks, &["corpora/", "tests/fixtures/look_alikes/"], 3);
+    let mixed = look_alikes_beside_a_run(&looks);
+    let looks_files = shards(&looks, &["corpora/", mixed.to_str().unwrap()], 3);
     let looks_two = looks_files[1].to_str().unwrap().to_string();
     cases.push((
         vec![one.clone(), looks_two.clone(), three.clone()],

@@ -176,7 +176,7 @@ fn replayed(args: &Args) -> Result<(Report, Guard)> {
         guard.check(path, Entry::Replaced)?;
     }
     let report = Report::of_runs(args.input.replay_reports(&projects, &config, &prices)?)
-        .with_unread(&projects.unread, &projects.skipped_files);
+        .with_unread(projects.unread_report());
     Ok((report, guard))
 }
 

@@ -126,6 +126,15 @@ pub struct Inputs {
     pub unread: Problems,
     /// Files that look like recorded runs but lack their format's structure: not read.
     pub skipped_files: Vec<SkippedFile>,
+    /// JSON Lines files no format claims: not read.
+    pub unrecognised: Vec<SkippedFile>,
+}
+
+impl Inputs {
+    /// What discovery did not read, as the report's `input` section holds it.
+    pub fn unread_report(&self) -> crate::report::UnreadReport {
+        crate::report::UnreadReport::of(&self.unread, &self.skipped_files, &self.unrecognised)
+    }
 }
 
 impl std::ops::Deref for Inputs {
@@ -188,6 +197,22 @@ impl Input {
     /// and listed (lenient) or is the error (`--strict`); both are the same in every shard.
     pub fn projects(&self) -> Result<Inputs> {
         let mut found = discover_with(&self.paths, self.input_format, self.limits())?;
+        let mut unread = Problems::default();
+        for problem in std::mem::take(&mut found.problems) {
+            unread.record(self.policy(), problem)?;
+        }
+        if self.strict {
+            if let Some(file) = found.skipped_files.first() {
+                return Err(look_alike_error(file).into());
+            }
+            if let Some(file) = found.unrecognised.first() {
+                return Err(unrecognised_error(file).into());
+            }
+        }
+        warn_unread(&unread);
+        warn_look_alikes(&found.skipped_files);
+        warn_unrecognised(&found.unrecognised);
+        self.check_each_path_yields(&found)?;
         if let Some(shard) = self.shard {
             let all = found.projects.len();
             found.projects.retain(|p| shard.holds(&p.name));
@@ -196,22 +221,50 @@ impl Input {
                 found.projects.len()
             );
         }
-        let mut unread = Problems::default();
-        for problem in found.problems {
-            unread.record(self.policy(), problem)?;
-        }
-        if self.strict {
-            if let Some(file) = found.skipped_files.first() {
-                return Err(look_alike_error(file).into());
-            }
-        }
-        warn_unread(&unread);
-        warn_look_alikes(&found.skipped_files);
         Ok(Inputs {
             projects: found.projects,
             unread,
             skipped_files: found.skipped_files,
+            unrecognised: found.unrecognised,
         })
+    }
+
+    /// A path given that yields no run is an error (exit 2), whatever the policy: a user who
+    /// names a folder or a file means to read runs from it, and "0 runs" would read as a
+    /// healthy agent (issue #30, item 7). The error says what the path held instead.
+    fn check_each_path_yields(&self, found: &crate::ingest::Discovery) -> Result<()> {
+        let runs = found
+            .projects
+            .iter()
+            .flat_map(|p| p.runs.iter().map(|r| lexical(&r.path)));
+        let runs: Vec<PathBuf> = runs.collect();
+        for given in &self.paths {
+            let path = lexical(given);
+            if runs.iter().any(|r| r.starts_with(&path)) {
+                continue;
+            }
+            // The same folder named another way (a link): compared resolved.
+            if let Ok(resolved) = given.canonicalize() {
+                let found_there =
+                    |r: &PathBuf| r.canonicalize().is_ok_and(|r| r.starts_with(&resolved));
+                if runs.iter().any(found_there) {
+                    continue;
+                }
+            }
+            let under = |f: &&SkippedFile| lexical(Path::new(&f.path)).starts_with(&path);
+            let passed_over = found.skipped_files.iter().filter(under).count()
+                + found.unrecognised.iter().filter(under).count();
+            let why = match passed_over {
+                0 => "nothing under it is a recorded run of a format hindsight reads".to_string(),
+                n => format!("{n} file(s) under it passed over, warned about above"),
+            };
+            bail!(
+                "{}: no recorded run found there: {why} (docs/FORMAT.md lists the formats; \
+                 --input-format reads files as one)",
+                given.display()
+            );
+        }
+        Ok(())
     }
 
     /// Whether any problem fails the command, so stdout must get nothing unless every run
@@ -415,6 +468,39 @@ fn look_alike_error(file: &SkippedFile) -> ParseError {
             "not read: {} (--input-format {} reads it as that format)",
             file.reason, file.format
         )),
+    }
+}
+
+/// `path` without its `.` components, so `./a` and `a/` name what `a` does.
+fn lexical(path: &Path) -> PathBuf {
+    path.components()
+        .filter(|c| !matches!(c, std::path::Component::CurDir))
+        .collect()
+}
+
+/// The error (`--strict`) or warning for a JSON Lines file no format claims.
+fn unrecognised_error(file: &SkippedFile) -> ParseError {
+    let nearest = match file.format.as_str() {
+        "none" => "no format is near it".to_string(),
+        format => format!("nearest format: {format}"),
+    };
+    ParseError {
+        path: file.path.clone(),
+        line: None,
+        field: None,
+        kind: ProblemKind::BadValue(format!("not read: {}; {nearest}", file.reason)),
+    }
+}
+
+/// One warning per unrecognised file, the first [`Problems::LISTED`] of them; the JSON
+/// report lists them all (`input.unrecognised`).
+fn warn_unrecognised(files: &[SkippedFile]) {
+    for file in files.iter().take(Problems::LISTED) {
+        eprintln!("warning: unrecognised {}", unrecognised_error(file));
+    }
+    let more = files.len().saturating_sub(Problems::LISTED);
+    if more > 0 {
+        eprintln!("warning: {more} more unrecognised file(s) not read (input.unrecognised)");
     }
 }
 

@@ -9,9 +9,7 @@ use crate::output::Entry;
 use crate::replay::RunReplay;
 use crate::report::frames::{write_tables, TableKind};
 use crate::report::json::{run_entry, JsonStream};
-use crate::report::{
-    render_table, Format, Report, RunReport, RunTally, SummaryBuilder, UnreadReport,
-};
+use crate::report::{render_table, Format, Report, RunReport, RunTally, SummaryBuilder};
 use anyhow::{bail, Result};
 use std::io::Write;
 use std::path::PathBuf;
@@ -103,7 +101,7 @@ fn write_report(
     if args.format != Format::Json || args.tables_dir.is_some() {
         let runs = args.input.replay_reports(projects, config, prices)?;
         let report = Report::of_runs(runs)
-            .with_unread(&projects.unread, &projects.skipped_files)
+            .with_unread(projects.unread_report())
             .with_shard(args.input.shard);
         let table = args.table.unwrap_or_default();
         render_table(&report, args.format, table, out)?;
@@ -131,7 +129,7 @@ fn write_report(
     if let Some(e) = failed {
         return Err(e.into());
     }
-    let input = UnreadReport::of(&projects.unread, &projects.skipped_files);
+    let input = projects.unread_report();
     let mut summary = summary.finish();
     summary.count_unread(&input);
     Ok(stream.finish(&summary, &input, args.input.shard.as_ref())?)

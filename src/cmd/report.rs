@@ -97,7 +97,7 @@ pub fn run(args: Args) -> Result<u8> {
     guard.check(&args.out_dir, Entry::Followed)?;
     let runs = args.input.replay(&projects, &config)?;
     let report = Report::build(&runs, &prices)
-        .with_unread(&projects.unread, &projects.skipped_files)
+        .with_unread(projects.unread_report())
         .with_shard(args.input.shard);
     let labels = args.reward.labels(&args.expect)?;
     if let Some(labels) = &labels {

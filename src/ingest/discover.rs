@@ -75,6 +75,9 @@ pub struct Discovery {
     pub problems: Vec<ParseError>,
     /// Look-alike files, not read, in path order.
     pub skipped_files: Vec<SkippedFile>,
+    /// JSON Lines files no format claims, not read, in path order (issue #30, item 7);
+    /// `format` is the nearest format, or `none`.
+    pub unrecognised: Vec<SkippedFile>,
 }
 
 /// Every project under `paths`, sorted by name, each listed once; files of other formats
@@ -106,12 +109,13 @@ pub fn discover_with(
     let files = forced != Some(InputFormat::Omnius);
     let walked = walk(paths, files)?;
     let mut problems = walked.problems;
-    let mut skipped_files = Vec::new();
+    let (mut skipped_files, mut unrecognised) = (Vec::new(), Vec::new());
     let mut projects = omnius_projects(walked.omnius, limits, &mut problems);
     if files {
         let mut found = Found {
             problems: &mut problems,
             skipped_files: &mut skipped_files,
+            unrecognised: &mut unrecognised,
         };
         projects.extend(file_projects(walked.files, forced, limits, &mut found));
     }
@@ -120,6 +124,7 @@ pub fn discover_with(
         projects,
         problems,
         skipped_files,
+        unrecognised,
     })
 }
 
@@ -148,6 +153,7 @@ fn omnius_projects(
 struct Found<'a> {
     problems: &'a mut Vec<ParseError>,
     skipped_files: &'a mut Vec<SkippedFile>,
+    unrecognised: &'a mut Vec<SkippedFile>,
 }
 
 fn file_projects(
@@ -174,6 +180,14 @@ fn file_projects(
                 found.skipped_files.push(SkippedFile {
                     path: display(&file),
                     format: format.as_str().to_string(),
+                    reason,
+                });
+                continue;
+            }
+            Ok(Detected::Unrecognised { nearest, reason }) => {
+                found.unrecognised.push(SkippedFile {
+                    path: display(&file),
+                    format: nearest.map_or("none", InputFormat::as_str).to_string(),
                     reason,
                 });
                 continue;

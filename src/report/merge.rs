@@ -140,7 +140,7 @@ pub fn merge(parts: Vec<Part>) -> Result<Report, MergeError> {
         input: Default::default(),
         shard: None,
     }
-    .with_input(input))
+    .with_unread(input))
 }
 
 /// No project in two parts, given as `(file, the projects of its runs)`.

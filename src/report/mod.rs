@@ -160,6 +160,10 @@ pub struct UnreadReport {
     /// structure, with the format it resembles and why it was not read.
     #[serde(default)]
     pub skipped_files: Vec<SkippedFile>,
+    /// Every JSON Lines file no format claims (issue #30, item 7), with the format nearest
+    /// to it (`none` when no format is near) and why it was not read.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub unrecognised: Vec<SkippedFile>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
@@ -235,15 +239,10 @@ impl Report {
         }
     }
 
-    /// Adds the paths discovery could not read, listed under `input.problems` and counted
-    /// in `summary.skipped_records` so every report notes them, and the look-alike files it
-    /// did not read (`input.skipped_files`).
-    pub fn with_unread(self, unread: &Problems, skipped_files: &[SkippedFile]) -> Self {
-        self.with_input(UnreadReport::of(unread, skipped_files))
-    }
-
-    /// [`Report::with_unread`] from the section itself.
-    fn with_input(mut self, input: UnreadReport) -> Self {
+    /// Adds what discovery did not read ([`UnreadReport::of`]): the paths it could not
+    /// read, listed under `input.problems` and counted in `summary.skipped_records` so
+    /// every report notes them, and the files it passed over.
+    pub fn with_unread(mut self, input: UnreadReport) -> Self {
         self.summary.count_unread(&input);
         self.input = input;
         self
@@ -265,12 +264,18 @@ impl Summary {
 }
 
 impl UnreadReport {
-    /// What discovery could not read, and the look-alike files it passed over.
-    pub fn of(unread: &Problems, skipped_files: &[SkippedFile]) -> Self {
+    /// What discovery could not read, the look-alike files and the unrecognised JSON
+    /// Lines files it passed over.
+    pub fn of(
+        unread: &Problems,
+        skipped_files: &[SkippedFile],
+        unrecognised: &[SkippedFile],
+    ) -> Self {
         Self {
             skipped: unread.count,
             problems: unread.listed.iter().map(ToString::to_string).collect(),
             skipped_files: skipped_files.to_vec(),
+            unrecognised: unrecognised.to_vec(),
         }
     }
 }

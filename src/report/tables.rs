@@ -324,6 +324,13 @@ pub fn notes(report: &Report) -> Vec<String> {
              input.skipped_files; --strict to fail)"
         ));
     }
+    let unknown = report.input.unrecognised.len();
+    if unknown > 0 {
+        notes.push(format!(
+            "{unknown} JSON Lines file(s) of no format hindsight reads not read (details: \
+             --format json, input.unrecognised; --strict to fail)"
+        ));
+    }
     notes
 }
 

@@ -27,6 +27,12 @@ pub enum Detected {
     Format(InputFormat),
     /// Close to `format` without its distinctive structure: not read, for `reason`.
     LookAlike { format: InputFormat, reason: String },
+    /// JSON Lines no format claims (issue #30, item 7): records, one per line, of no format
+    /// hindsight reads; `nearest` is the format whose records share most of its keys.
+    Unrecognised {
+        nearest: Option<InputFormat>,
+        reason: String,
+    },
     /// No recorded run: labels, reports, other JSON.
     Other,
 }
@@ -40,17 +46,21 @@ impl Detected {
         }
     }
 
-    /// The first recognised format of `judged`, else the first look-alike, else other.
+    /// The first recognised format of `judged`, else the first look-alike, else the first
+    /// unrecognised, else other.
     fn first(judged: impl IntoIterator<Item = Self>) -> Self {
-        let mut look_alike = None;
+        let (mut look_alike, mut unrecognised) = (None, None);
         for detected in judged {
             match detected {
                 Self::Format(_) => return detected,
                 Self::LookAlike { .. } if look_alike.is_none() => look_alike = Some(detected),
+                Self::Unrecognised { .. } if unrecognised.is_none() => {
+                    unrecognised = Some(detected)
+                }
                 _ => {}
             }
         }
-        look_alike.unwrap_or(Self::Other)
+        look_alike.or(unrecognised).unwrap_or(Self::Other)
     }
 }
 
@@ -123,7 +133,86 @@ fn judge(first: &str) -> Detected {
         Detected::of(InputFormat::SweAgent, swe_agent::judge(first)),
         Detected::of(InputFormat::Openhands, openhands::judge(first)),
         sessions,
+        unrecognised(&lines),
     ])
+}
+
+/// Top-level keys each line-based format's records carry, for naming the format an
+/// unrecognised JSON Lines file is nearest to.
+const RECORD_KEYS: [(InputFormat, &[&str]); 3] = [
+    (
+        InputFormat::ClaudeCode,
+        &[
+            "type",
+            "message",
+            "uuid",
+            "parentUuid",
+            "sessionId",
+            "timestamp",
+            "cwd",
+        ],
+    ),
+    (
+        InputFormat::Pi,
+        &[
+            "type",
+            "id",
+            "parentId",
+            "timestamp",
+            "message",
+            "cwd",
+            "version",
+        ],
+    ),
+    (
+        InputFormat::Openhands,
+        &[
+            "instance_id",
+            "history",
+            "instruction",
+            "metadata",
+            "test_result",
+        ],
+    ),
+];
+
+/// Record keys a JSON Lines file shares with a format to be named near it.
+const NEAR: usize = 3;
+
+/// JSON Lines no format claims: at least two of the first lines are whole objects. A
+/// single JSON document (its first line `{`) or one object on one line is not JSON Lines:
+/// labels, reports and configuration files stay unlisted.
+fn unrecognised(lines: &[serde_json::Value]) -> Detected {
+    let records: Vec<&serde_json::Map<String, serde_json::Value>> = lines
+        .iter()
+        .filter_map(serde_json::Value::as_object)
+        .collect();
+    if records.len() < 2 {
+        return Detected::Other;
+    }
+    let keys: std::collections::BTreeSet<&str> = records
+        .iter()
+        .flat_map(|r| r.keys().map(String::as_str))
+        .collect();
+    let shared = |names: &[&str]| names.iter().filter(|k| keys.contains(*k)).count();
+    // `type` and `timestamp` alone are in every log: near means more than those.
+    let nearest = RECORD_KEYS
+        .iter()
+        .map(|(format, names)| (shared(names), *format))
+        .filter(|(n, _)| *n >= NEAR)
+        .max_by_key(|(n, format)| (*n, std::cmp::Reverse(*format)))
+        .map(|(_, format)| format);
+    let listed: Vec<&str> = keys.iter().take(8).copied().collect();
+    let reason = format!(
+        "JSON Lines whose records match no format hindsight reads (their keys: {}{})",
+        listed.join(", "),
+        if keys.len() > listed.len() {
+            ", ..."
+        } else {
+            ""
+        }
+    );
+    Detected::Unrecognised { nearest, reason }
 }
 
 /// The session-log format `lines` (a file's first lines) belong to, or resemble.
@@ -175,7 +264,7 @@ fn by_whole_lines(
     let evaluation = first.as_deref().map_or(Detected::Other, |line| {
         Detected::of(InputFormat::Openhands, openhands::judge(line))
     });
-    let judged = Detected::first([session_format(&parsed), evaluation]);
+    let judged = Detected::first([session_format(&parsed), evaluation, unrecognised(&parsed)]);
     match (too_long, &judged) {
         (Some(number), Detected::Other) => Err(ParseError {
             path: shown.to_string(),
