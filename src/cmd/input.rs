@@ -23,9 +23,18 @@ use std::path::{Path, PathBuf};
 pub struct Input {
     /// Recorded runs: directories searched recursively for `.omnius/` dumps and for the
     /// session logs and trajectories of the other formats (recognised by structure; see
-    /// --input-format), or such files themselves.
+    /// --input-format), or such files themselves. A path that does not exist and holds `*`,
+    /// `?` or `[` is a glob pattern, expanded by hindsight (quote it: 'runs/**/*.traj').
     #[arg(default_value = "corpora/")]
     pub paths: Vec<PathBuf>,
+    /// Replay only the runs whose path (file or run folder) or run id matches one of these
+    /// glob patterns (repeatable; `*` also crosses `/`).
+    #[arg(long, value_name = "PATTERN")]
+    pub include: Vec<glob::Pattern>,
+    /// Leave out the runs whose path or run id matches one of these glob patterns
+    /// (repeatable), e.g. --exclude '*lite*'.
+    #[arg(long, value_name = "PATTERN")]
+    pub exclude: Vec<glob::Pattern>,
     /// Guard settings as JSON: {"<guard>": {"<key>": value}}.
     #[arg(long)]
     pub config: Option<PathBuf>,
@@ -103,8 +112,10 @@ impl ExternalGuards {
 
 /// The arguments of [`Input`] that only a replay uses: refused next to `--from REPORT.json`
 /// (`gate`, `report`), which reads a saved report instead.
-pub const REPLAY_ONLY: [&str; 12] = [
+pub const REPLAY_ONLY: [&str; 14] = [
     "paths",
+    "include",
+    "exclude",
     "config",
     "set",
     "strict",
@@ -196,7 +207,9 @@ impl Input {
     /// read, and a file that looks like a recorded run without being one, is warned about
     /// and listed (lenient) or is the error (`--strict`); both are the same in every shard.
     pub fn projects(&self) -> Result<Inputs> {
-        let mut found = discover_with(&self.paths, self.input_format, self.limits())?;
+        let given = self.expanded()?;
+        let paths: Vec<PathBuf> = given.iter().map(|(_, p)| p.clone()).collect();
+        let mut found = discover_with(&paths, self.input_format, self.limits())?;
         let mut unread = Problems::default();
         for problem in std::mem::take(&mut found.problems) {
             unread.record(self.policy(), problem)?;
@@ -212,7 +225,8 @@ impl Input {
         warn_unread(&unread);
         warn_look_alikes(&found.skipped_files);
         warn_unrecognised(&found.unrecognised);
-        self.check_each_path_yields(&found)?;
+        self.check_each_path_yields(&found, &given)?;
+        self.select(&mut found.projects);
         if let Some(shard) = self.shard {
             let all = found.projects.len();
             found.projects.retain(|p| shard.holds(&p.name));
@@ -229,29 +243,81 @@ impl Input {
         })
     }
 
+    /// The paths given, each with its argument's index: a path that does not exist and
+    /// holds a glob mark is a pattern (issue #30, item 8), expanded to what it matches, in
+    /// sorted order; a pattern that matches nothing is an error (exit 2).
+    fn expanded(&self) -> Result<Vec<(usize, PathBuf)>> {
+        let mut out = Vec::new();
+        for (i, path) in self.paths.iter().enumerate() {
+            let text = path.to_string_lossy();
+            if path.exists() || !text.contains(GLOB_MARKS) {
+                out.push((i, path.clone()));
+                continue;
+            }
+            let matches =
+                glob::glob(&text).with_context(|| format!("{text}: not a glob pattern"))?;
+            let mut found: Vec<PathBuf> = matches
+                .collect::<Result<_, _>>()
+                .with_context(|| format!("{text}: cannot read what the pattern matches"))?;
+            if found.is_empty() {
+                bail!("{text}: the pattern matches no file or folder");
+            }
+            found.sort();
+            out.extend(found.into_iter().map(|p| (i, p)));
+        }
+        Ok(out)
+    }
+
+    /// Keeps the runs `--include` and `--exclude` select (by path or run id), and the
+    /// projects left with a run; says how many were left out.
+    fn select(&self, projects: &mut Vec<ProjectSource>) {
+        if self.include.is_empty() && self.exclude.is_empty() {
+            return;
+        }
+        let matches = |patterns: &[glob::Pattern], run: &crate::ingest::RunSource| {
+            let path = crate::ingest::display(&run.path);
+            patterns
+                .iter()
+                .any(|p| p.matches(&path) || p.matches(&run.run_id))
+        };
+        let before: usize = projects.iter().map(|p| p.runs.len()).sum();
+        for project in projects.iter_mut() {
+            project.runs.retain(|run| {
+                (self.include.is_empty() || matches(&self.include, run))
+                    && !matches(&self.exclude, run)
+            });
+        }
+        projects.retain(|p| !p.runs.is_empty());
+        let after: usize = projects.iter().map(|p| p.runs.len()).sum();
+        eprintln!("note: --include/--exclude: {after} of {before} runs selected");
+    }
+
     /// A path given that yields no run is an error (exit 2), whatever the policy: a user who
     /// names a folder or a file means to read runs from it, and "0 runs" would read as a
     /// healthy agent (issue #30, item 7). The error says what the path held instead.
-    fn check_each_path_yields(&self, found: &crate::ingest::Discovery) -> Result<()> {
+    fn check_each_path_yields(
+        &self,
+        found: &crate::ingest::Discovery,
+        expanded: &[(usize, PathBuf)],
+    ) -> Result<()> {
         let runs = found
             .projects
             .iter()
             .flat_map(|p| p.runs.iter().map(|r| lexical(&r.path)));
         let runs: Vec<PathBuf> = runs.collect();
-        for given in &self.paths {
-            let path = lexical(given);
-            if runs.iter().any(|r| r.starts_with(&path)) {
+        for (i, given) in self.paths.iter().enumerate() {
+            // A pattern's paths, else the path itself.
+            let paths: Vec<&PathBuf> = (expanded.iter())
+                .filter(|(from, _)| *from == i)
+                .map(|(_, p)| p)
+                .collect();
+            if paths.iter().any(|p| yields(p, &runs)) {
                 continue;
             }
-            // The same folder named another way (a link): compared resolved.
-            if let Ok(resolved) = given.canonicalize() {
-                let found_there =
-                    |r: &PathBuf| r.canonicalize().is_ok_and(|r| r.starts_with(&resolved));
-                if runs.iter().any(found_there) {
-                    continue;
-                }
-            }
-            let under = |f: &&SkippedFile| lexical(Path::new(&f.path)).starts_with(&path);
+            let under = |f: &&SkippedFile| {
+                let file = lexical(Path::new(&f.path));
+                paths.iter().any(|p| file.starts_with(lexical(p)))
+            };
             let passed_over = found.skipped_files.iter().filter(under).count()
                 + found.unrecognised.iter().filter(under).count();
             let why = match passed_over {
@@ -470,6 +536,22 @@ fn look_alike_error(file: &SkippedFile) -> ParseError {
         )),
     }
 }
+
+/// Whether a run of `runs` (lexical paths) lies under `given`, as written or resolved (the
+/// same folder named through a link).
+fn yields(given: &Path, runs: &[PathBuf]) -> bool {
+    let path = lexical(given);
+    if runs.iter().any(|r| r.starts_with(&path)) {
+        return true;
+    }
+    given.canonicalize().is_ok_and(|resolved| {
+        runs.iter()
+            .any(|r| r.canonicalize().is_ok_and(|r| r.starts_with(&resolved)))
+    })
+}
+
+/// Characters that make a path that does not exist a glob pattern.
+const GLOB_MARKS: [char; 3] = ['*', '?', '['];
 
 /// `path` without its `.` components, so `./a` and `a/` name what `a` does.
 fn lexical(path: &Path) -> PathBuf {
