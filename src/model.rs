@@ -87,6 +87,10 @@ pub struct Usage {
     pub input: u64,
     /// Prompt tokens written to the provider's prompt cache.
     pub cache_write: u64,
+    /// Of `cache_write`, the tokens written to a 1-hour cache, billed at their own rate
+    /// (Anthropic's `cache_creation.ephemeral_1h_input_tokens`); 0 where the log does not
+    /// say (every write then at the 5-minute rate).
+    pub cache_write_1h: u64,
     /// Prompt tokens read from the provider's prompt cache.
     pub cache_read: u64,
     /// Completion tokens.
@@ -118,6 +122,7 @@ impl Usage {
         Usage {
             input: self.input.saturating_add(other.input),
             cache_write: self.cache_write.saturating_add(other.cache_write),
+            cache_write_1h: self.cache_write_1h.saturating_add(other.cache_write_1h),
             cache_read: self.cache_read.saturating_add(other.cache_read),
             output: self.output.saturating_add(other.output),
             source: self.source.max(other.source),

@@ -489,3 +489,34 @@ fn a_cost_that_is_no_amount_is_a_located_problem() {
     let err = import(&path, "s", InputFormat::ClaudeCode, Policy::Strict).expect_err("strict");
     assert_eq!((err.line, err.field.as_deref()), (Some(1), Some("costUSD")));
 }
+
+/// Issue #30, item 6: a write to the 1-hour cache (`cache_creation.ephemeral_1h_input_tokens`)
+/// is priced at its own rate (twice the input rate), the rest of the writes at the 5-minute
+/// one; a log that splits nothing is priced as before.
+#[test]
+fn a_one_hour_cache_write_is_priced_at_its_own_rate() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let path = dir.path().join("s.jsonl");
+    let split = r#"{"input_tokens":1000,"cache_creation_input_tokens":2000,"cache_creation":{"ephemeral_5m_input_tokens":500,"ephemeral_1h_input_tokens":1500},"cache_read_input_tokens":0,"output_tokens":100}"#;
+    let unsplit = r#"{"input_tokens":1000,"cache_creation_input_tokens":2000,"cache_read_input_tokens":0,"output_tokens":100}"#;
+    let lines = [
+        assistant_line(1, "m1", split, ""),
+        assistant_line(2, "m2", unsplit, ""),
+    ];
+    std::fs::write(&path, lines.join("\n")).expect("write");
+    let run = import(&path, "s", InputFormat::ClaudeCode, Policy::Strict).expect("loads");
+    let hours: Vec<u64> = (run.events.iter())
+        .filter_map(|e| match &e.kind {
+            EventKind::ModelRequest(r) => r.usage.map(|u| u.cache_write_1h),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(hours, [1500, 0]);
+    let path = path.to_str().expect("UTF-8");
+    let report = common::json_report(&["replay", path, "--format", "json"]);
+    // Sonnet 4: $3 input, $3.75 5-minute writes, $6 1-hour writes, $15 output per million.
+    let split_cost = (1000.0 * 3.0 + 500.0 * 3.75 + 1500.0 * 6.0 + 100.0 * 15.0) / 1e6;
+    let unsplit_cost = (1000.0 * 3.0 + 2000.0 * 3.75 + 100.0 * 15.0) / 1e6;
+    let cost = report["runs"][0]["cost_usd"].as_f64().expect("priced");
+    assert!((cost - (split_cost + unsplit_cost)).abs() < 1e-9, "{cost}");
+}

@@ -254,8 +254,11 @@ fn price(t: &TurnUsage, tokens: u64, price: Option<Price>) -> Priced {
     let recorded = t.recorded.cost_usd.filter(|&c| c > 0.0 || tokens == 0);
     let from_table = price.map(|p| match t.recorded.usage {
         Some(u) => {
+            // 1-hour writes at their own rate, the rest of the writes at the 5-minute one.
+            let hour = u.cache_write_1h.min(u.cache_write);
             let prompt = u.input as f64 * p.input
-                + u.cache_write as f64 * p.cache_write
+                + (u.cache_write - hour) as f64 * p.cache_write
+                + hour as f64 * p.cache_write_1h
                 + u.cache_read as f64 * p.cache_read;
             let rate = if u.prompt() > 0 {
                 prompt / u.prompt() as f64

@@ -20,6 +20,9 @@ use std::path::Path;
 pub struct Price {
     pub input: f64,
     pub cache_write: f64,
+    /// A write to a 1-hour cache (Anthropic: twice the input rate); where a provider has
+    /// one tier, its cache write rate.
+    pub cache_write_1h: f64,
     pub cache_read: f64,
     pub output: f64,
 }
@@ -31,15 +34,22 @@ impl Price {
         Self {
             input: input / M,
             cache_write: cache_write / M,
+            cache_write_1h: cache_write / M,
             cache_read: cache_read / M,
             output: output / M,
         }
     }
+
+    /// With a 1-hour cache write tier at `per_million` dollars per million tokens.
+    const fn with_hour_writes(mut self, per_million: f64) -> Self {
+        self.cache_write_1h = per_million / 1_000_000.0;
+        self
+    }
 }
 
 /// The built-in table: vendor list prices as published in 2025 (USD per million tokens),
-/// for the models the shipped corpora and samples name. Anthropic's cache write is the
-/// 5-minute tier (1.25x input); OpenAI and DeepSeek bill no cache writes (priced as
+/// for the models the shipped corpora and samples name. Anthropic's cache writes are the
+/// 5-minute tier (1.25x input) and the 1-hour tier (2x input); OpenAI and DeepSeek bill no cache writes (priced as
 /// input). DeepSeek's is the list price from September 2025 on (V3.2); logs recorded
 /// earlier were billed at older prices. Models routed through aggregators at
 /// provider-dependent prices (OpenRouter's Llama 4 Maverick) are left out: give them
@@ -55,7 +65,7 @@ const BUILT_IN: &[(&str, Price)] = &[
     ("deepseek-chat", Price::per_million(0.28, 0.28, 0.028, 0.42)),
 ];
 
-const SONNET: Price = Price::per_million(3.0, 3.75, 0.30, 15.0);
+const SONNET: Price = Price::per_million(3.0, 3.75, 0.30, 15.0).with_hour_writes(6.0);
 
 /// Where the table came from, for the report.
 pub const BUILT_IN_SOURCE: &str = "built-in list prices (2025)";
@@ -177,10 +187,12 @@ fn litellm_price(entry: &Value) -> Result<Option<Price>, (&'static str, String)>
     ) else {
         return Ok(None);
     };
+    // A provider that bills no cache writes lists none: they cost what input costs.
+    let cache_write = field("cache_creation_input_token_cost")?.unwrap_or(input);
     Ok(Some(Price {
         input,
-        // A provider that bills no cache writes lists none: they cost what input costs.
-        cache_write: field("cache_creation_input_token_cost")?.unwrap_or(input),
+        cache_write,
+        cache_write_1h: field("cache_creation_input_token_cost_above_1hr")?.unwrap_or(cache_write),
         cache_read: field("cache_read_input_token_cost")?.unwrap_or(input),
         output,
     }))

@@ -383,6 +383,7 @@ fn usage(obj: &Object<'_>) -> Result<Usage, FieldError> {
     Ok(Usage {
         input: prompt - cache_read - cache_write,
         cache_write,
+        cache_write_1h: 0,
         cache_read,
         output: req_tokens(obj, "completionTokens")?,
         source,

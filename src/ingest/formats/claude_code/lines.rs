@@ -72,6 +72,7 @@ pub fn merge_usage(a: Option<Usage>, b: Option<Usage>) -> Option<Usage> {
         (Some(a), Some(b)) => Some(Usage {
             input: a.input.max(b.input),
             cache_write: a.cache_write.max(b.cache_write),
+            cache_write_1h: a.cache_write_1h.max(b.cache_write_1h),
             cache_read: a.cache_read.max(b.cache_read),
             output: a.output.max(b.output),
             source: a.source.max(b.source),
@@ -93,39 +94,55 @@ pub fn cost_of(line: &Map<String, Value>) -> Result<Option<f64>, Bad> {
     }
 }
 
-/// `message.usage`, field by field: fresh input, cache writes, cache reads, output.
+/// `message.usage`, field by field: fresh input, cache writes (and of them, the 1-hour
+/// tier's, in `cache_creation.ephemeral_1h_input_tokens`), cache reads, output.
 pub fn usage_of(message: &Map<String, Value>) -> Result<Option<Usage>, Bad> {
     let usage = match message.get("usage") {
         None | Some(Value::Null) => return Ok(None),
         Some(Value::Object(u)) => u,
         Some(other) => return Err(Bad::wrong("message.usage", "object", other)),
     };
-    let count = |key: &str| match usage.get(key) {
+    let count = |key: &str| count_in(usage, "message.usage", key);
+    let hour = match usage.get("cache_creation") {
+        None | Some(Value::Null) => 0,
+        Some(Value::Object(tiers)) => count_in(
+            tiers,
+            "message.usage.cache_creation",
+            "ephemeral_1h_input_tokens",
+        )?,
+        Some(other) => return Err(Bad::wrong("message.usage.cache_creation", "object", other)),
+    };
+    Ok(Some(Usage {
+        input: count("input_tokens")?,
+        cache_write: count("cache_creation_input_tokens")?,
+        cache_write_1h: hour,
+        cache_read: count("cache_read_input_tokens")?,
+        output: count("output_tokens")?,
+        source: TokenSource::Recorded,
+    }))
+}
+
+/// The token count at `key` of `map` (found at `at`); 0 when absent.
+fn count_in(map: &Map<String, Value>, at: &str, key: &str) -> Result<u64, Bad> {
+    match map.get(key) {
         None | Some(Value::Null) => Ok(0),
         Some(v) => v
             .as_u64()
             .filter(|n| *n <= MAX_TOKENS)
             .ok_or_else(|| match v {
                 Value::Number(n) if n.is_u64() => Bad {
-                    field: Some(format!("message.usage.{key}")),
+                    field: Some(format!("{at}.{key}")),
                     kind: ProblemKind::BadValue(format!(
                         "{v} is not a token count (above 2^53 - 1)"
                     )),
                 },
                 Value::Number(_) => Bad {
-                    field: Some(format!("message.usage.{key}")),
+                    field: Some(format!("{at}.{key}")),
                     kind: ProblemKind::BadValue(format!("{v} is not a token count")),
                 },
-                _ => Bad::wrong(format!("message.usage.{key}"), "count", v),
+                _ => Bad::wrong(format!("{at}.{key}"), "count", v),
             }),
-    };
-    Ok(Some(Usage {
-        input: count("input_tokens")?,
-        cache_write: count("cache_creation_input_tokens")?,
-        cache_read: count("cache_read_input_tokens")?,
-        output: count("output_tokens")?,
-        source: TokenSource::Recorded,
-    }))
+    }
 }
 
 fn content_items(message: &Map<String, Value>) -> Result<Option<&[Value]>, Bad> {

@@ -169,6 +169,7 @@ pub fn usage(m: &Map<String, Value>) -> Result<Option<Usage>, FieldError> {
             return Ok(Some(Usage {
                 input,
                 cache_write: write.unwrap_or(0),
+                cache_write_1h: 0,
                 cache_read: read.unwrap_or(0),
                 output,
                 source: TokenSource::Recorded,
@@ -183,6 +184,7 @@ pub fn usage(m: &Map<String, Value>) -> Result<Option<Usage>, FieldError> {
     Ok(Some(Usage {
         input: prompt.checked_sub(cached).unwrap_or(prompt),
         cache_write,
+        cache_write_1h: 0,
         cache_read,
         output,
         source: TokenSource::Recorded,

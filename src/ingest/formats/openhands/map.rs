@@ -207,6 +207,7 @@ impl Tokens {
         Usage {
             input,
             cache_write: self.cache_write,
+            cache_write_1h: 0,
             cache_read,
             output: self.completion,
             source: TokenSource::Recorded,

@@ -458,6 +458,7 @@ fn request_of(m: &Object<'_>) -> Result<Request, FieldError> {
     let usage = Usage {
         input: n("input")?,
         cache_write: n("cacheWrite")?,
+        cache_write_1h: 0,
         cache_read: n("cacheRead")?,
         output: n("output")?,
         source: TokenSource::Recorded,
