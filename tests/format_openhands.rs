@@ -440,6 +440,7 @@ fn kinds(input: u64, cache_write: u64, cache_read: u64, output: u64) -> Usage {
     Usage {
         input,
         cache_write,
+        cache_write_1h: 0,
         cache_read,
         output,
         source: TokenSource::Recorded,
