@@ -49,8 +49,9 @@ pub struct Input {
     pub strict: bool,
     /// Token prices by model, in the shape of LiteLLM's `model_prices_and_context_window.json`
     /// (`input_cost_per_token`, `output_cost_per_token`, `cache_creation_input_token_cost`,
-    /// `cache_read_input_token_cost`); added to, and overriding, the built-in table.
-    #[arg(long, value_name = "FILE")]
+    /// `cache_read_input_token_cost`); added to, and overriding, the built-in table (whose
+    /// date the help gives).
+    #[arg(long, value_name = "FILE", help = crate::cost::prices::prices_help())]
     pub prices: Option<PathBuf>,
     /// Read every candidate file as this format instead of recognising each by structure.
     #[arg(long, value_enum)]

@@ -10,6 +10,7 @@
 //! request whose model has no price is counted as unpriced, never as free.
 
 pub mod prices;
+mod prices_table;
 pub mod timeline;
 
 use crate::guards::{Effect, Firing};

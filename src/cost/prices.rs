@@ -1,6 +1,7 @@
-//! Token prices by model: a small built-in table for the models in the shipped corpora and
-//! the format samples, and `--prices FILE` in the shape of LiteLLM's
-//! `model_prices_and_context_window.json` (docs/COUNTERFACTUAL.md, *Money*).
+//! Token prices by model: a built-in table of the text models the supported agents run
+//! (generated from a LiteLLM price file, `super::prices_table`), and `--prices FILE` in the
+//! shape of LiteLLM's `model_prices_and_context_window.json` (docs/COUNTERFACTUAL.md,
+//! *Money*).
 //!
 //! A price is US dollars per token for each kind a provider bills: fresh input, cache
 //! writes, cache reads and output. A model is found by its exact name, then by the name
@@ -28,47 +29,51 @@ pub struct Price {
 }
 
 impl Price {
-    /// From dollars per million tokens (how vendors list them).
-    const fn per_million(input: f64, cache_write: f64, cache_read: f64, output: f64) -> Self {
-        const M: f64 = 1_000_000.0;
+    /// From dollars per token: input, cache write, 1-hour cache write, cache read, output.
+    pub const fn per_token(
+        input: f64,
+        cache_write: f64,
+        cache_write_1h: f64,
+        cache_read: f64,
+        output: f64,
+    ) -> Self {
         Self {
-            input: input / M,
-            cache_write: cache_write / M,
-            cache_write_1h: cache_write / M,
-            cache_read: cache_read / M,
-            output: output / M,
+            input,
+            cache_write,
+            cache_write_1h,
+            cache_read,
+            output,
         }
     }
 
-    /// With a 1-hour cache write tier at `per_million` dollars per million tokens.
-    const fn with_hour_writes(mut self, per_million: f64) -> Self {
-        self.cache_write_1h = per_million / 1_000_000.0;
-        self
+    /// From dollars per million tokens (how vendors list them), one cache write rate.
+    #[cfg(test)]
+    fn per_million(input: f64, cache_write: f64, cache_read: f64, output: f64) -> Self {
+        const M: f64 = 1_000_000.0;
+        let write = cache_write / M;
+        Self::per_token(input / M, write, write, cache_read / M, output / M)
     }
 }
 
-/// The built-in table: vendor list prices as published in 2025 (USD per million tokens),
-/// for the models the shipped corpora and samples name. Anthropic's cache writes are the
-/// 5-minute tier (1.25x input) and the 1-hour tier (2x input); OpenAI and DeepSeek bill no cache writes (priced as
-/// input). DeepSeek's is the list price from September 2025 on (V3.2); logs recorded
-/// earlier were billed at older prices. Models routed through aggregators at
-/// provider-dependent prices (OpenRouter's Llama 4 Maverick) are left out: give them
-/// with `--prices`.
-const BUILT_IN: &[(&str, Price)] = &[
-    ("claude-sonnet-4-5", SONNET),
-    ("claude-sonnet-4-5-20250929", SONNET),
-    ("claude-sonnet-4-20250514", SONNET),
-    ("claude-sonnet-4-0", SONNET),
-    ("claude-3-5-sonnet-20241022", SONNET),
-    ("claude-3-5-sonnet-20240620", SONNET),
-    ("gpt-5.1-codex", Price::per_million(1.25, 1.25, 0.125, 10.0)),
-    ("deepseek-chat", Price::per_million(0.28, 0.28, 0.028, 0.42)),
-];
+/// The built-in table: list prices of the text models the supported agents run, generated
+/// from a LiteLLM price file by `scripts/prices_table.py` ([`super::prices_table`]).
+/// Anthropic's cache writes have two tiers (5-minute, 1-hour); OpenAI, Google and DeepSeek
+/// bill no cache writes (priced as input). Models routed through aggregators at
+/// provider-dependent prices (OpenRouter's Llama 4 Maverick) are left out: give them with
+/// `--prices`.
+const BUILT_IN: &[(&str, Price)] = super::prices_table::TABLE;
 
-const SONNET: Price = Price::per_million(3.0, 3.75, 0.30, 15.0).with_hour_writes(6.0);
+/// `--prices`'s help, with the built-in table's date.
+pub fn prices_help() -> String {
+    format!(
+        "Token prices by model, in the shape of LiteLLM's model_prices_and_context_window.json; \
+         added to, and overriding, the built-in table (a LiteLLM price file of {})",
+        super::prices_table::DATE
+    )
+}
 
 /// Where the table came from, for the report.
-pub const BUILT_IN_SOURCE: &str = "built-in list prices (2025)";
+pub const BUILT_IN_SOURCE: &str = "built-in list prices (LiteLLM price file)";
 
 /// The prices in force: the built-in table, overridden entry by entry by `--prices`.
 #[derive(Debug, Clone, PartialEq)]
@@ -201,6 +206,29 @@ fn litellm_price(entry: &Value) -> Result<Option<Price>, (&'static str, String)>
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Issue #30, item 6: the current models of the supported agents are priced (Opus 4.6
+    /// and Haiku 4.5 were not), Anthropic's with their 1-hour cache write rate.
+    #[test]
+    fn the_built_in_table_covers_the_current_models() {
+        let p = Prices::built_in();
+        for model in [
+            "claude-opus-4-6",
+            "claude-haiku-4-5",
+            "claude-sonnet-4-6",
+            "gpt-5.1-codex",
+            "gemini-2.5-pro",
+            "deepseek-chat",
+        ] {
+            assert!(p.get(model).is_some(), "{model}");
+        }
+        let opus = p.get("claude-opus-4-6").expect("priced");
+        assert_eq!(opus.cache_write_1h, 2.0 * opus.input);
+        for (name, price) in BUILT_IN {
+            assert!(price.cache_write_1h >= price.cache_write, "{name}");
+        }
+        assert!(prices_help().contains(super::super::prices_table::DATE));
+    }
 
     #[test]
     fn finds_a_model_with_or_without_its_provider() {
