@@ -50,8 +50,11 @@ fn results(run: &LoadedRun) -> BTreeMap<&str, &ToolResult> {
         .collect()
 }
 
+/// A call's kind and, once answered, its success and error class.
+type Normalized = (ToolKind, Option<(bool, Option<ErrorClass>)>);
+
 /// Kinds and error classes after normalization, by call id.
-fn normalized(run: &LoadedRun) -> BTreeMap<String, (ToolKind, Option<(bool, Option<ErrorClass>)>)> {
+fn normalized(run: &LoadedRun) -> BTreeMap<String, Normalized> {
     let mut state = RunState::new();
     let mut out = BTreeMap::new();
     for event in &run.events {
@@ -153,7 +156,7 @@ fn shell_calls_carry_their_command_as_a_shell_line() {
 fn a_non_zero_exit_code_is_a_failed_call() {
     let run = load(MAIN);
     let kinds = normalized(&run);
-    let outcome = |id: &str| kinds[id].1.clone().expect("answered");
+    let outcome = |id: &str| kinds[id].1.expect("answered");
     // `metadata.exit_code` in the output's JSON string.
     assert_eq!(outcome("call_t1"), (false, Some(ErrorClass::Failed)));
     // A failure worded as a missing file, through the shared shell error table.

@@ -144,6 +144,10 @@ fn omnius_projects(
         .collect()
 }
 
+/// The sessions of one project: the folder of its first file, and its runs by first
+/// timestamp.
+type SessionGroup = (PathBuf, Vec<(String, RunSource)>);
+
 /// What the search of candidate files hands back besides projects.
 struct Found<'a> {
     problems: &'a mut Vec<ParseError>,
@@ -160,8 +164,7 @@ fn file_projects(
     files.dedup();
     // Session logs: one project per folder. Trajectories: one project per file, and one per
     // instance of an evaluation output.
-    let mut sessions: BTreeMap<(String, InputFormat), (PathBuf, Vec<(String, RunSource)>)> =
-        BTreeMap::new();
+    let mut sessions: BTreeMap<(String, InputFormat), SessionGroup> = BTreeMap::new();
     let mut projects = Vec::new();
     for file in files {
         let detected = match forced {

@@ -434,11 +434,7 @@ impl Rollout {
                     self.b.message("tool", &text, Some(&call_id));
                 }
             }
-            Item::Text(role, text) => {
-                if !text.is_empty() {
-                    self.b.message(role, &text, None)
-                }
-            }
+            Item::Text(role, text) if !text.is_empty() => self.b.message(role, &text, None),
             Item::Todos(todos) if live => self.b.todos("main", todos),
             _ => {}
         }
