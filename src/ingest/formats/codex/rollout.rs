@@ -119,7 +119,7 @@ impl Rollout {
         self.track_copy(kind, p, time);
         let at = |e: FieldError| crate::ingest::json::nested("payload", e);
         match kind {
-            "session_meta" => self.session_meta(p, time).map_err(at),
+            "session_meta" => self.session_meta(p).map_err(at),
             "turn_context" => {
                 self.close();
                 if let Some(model) = p.get("model").and_then(Value::as_str) {
@@ -156,17 +156,13 @@ impl Rollout {
             Some(Value::String(_)) => self.response_item(obj),
             Some(v) => Err(wrong("type", "string", v)),
             None if self.own.is_none() && obj.get("id").is_some_and(Value::is_string) => {
-                self.session_meta(obj, None)
+                self.session_meta(obj)
             }
             None => Err(missing("type")),
         }
     }
 
-    fn session_meta(
-        &mut self,
-        p: &Map<String, Value>,
-        time: Option<&str>,
-    ) -> Result<(), FieldError> {
+    fn session_meta(&mut self, p: &Map<String, Value>) -> Result<(), FieldError> {
         let id = match p.get("id") {
             Some(Value::String(s)) => s.clone(),
             Some(v) => return Err(wrong("id", "string", v)),
@@ -186,7 +182,6 @@ impl Rollout {
                 ..Copied::default()
             });
         }
-        let _ = time;
         self.own = Some(id);
         self.b.session_start(cwd);
         Ok(())
