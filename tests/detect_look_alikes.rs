@@ -248,6 +248,7 @@ fn every_real_format_fixture_is_still_detected_as_its_format() {
         ("mini_swe_agent", InputFormat::MiniSweAgent),
         ("swe_agent", InputFormat::SweAgent),
         ("openhands", InputFormat::Openhands),
+        ("codex", InputFormat::Codex),
     ] {
         let files = files_under(&formats.join(folder));
         assert!(!files.is_empty(), "{folder}");
@@ -262,7 +263,7 @@ fn every_real_format_fixture_is_still_detected_as_its_format() {
             checked += 1;
         }
     }
-    // Every fixture folder is one of the five above.
+    // Every fixture folder is one of the six above.
     assert_eq!(files_under(&formats).len(), checked);
     // And replayed together, none of them is set aside as a look-alike.
     let out = replay(&["tests/fixtures/formats", "--format", "json"]);

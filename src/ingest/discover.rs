@@ -12,7 +12,7 @@
 
 use super::error::{ParseError, ProblemKind};
 use super::files::{io_problem, kind_name, open_regular, problem, Limits};
-use super::formats::{detect_file, openhands, Detected, InputFormat};
+use super::formats::{codex, detect_file, openhands, Detected, InputFormat};
 use super::lines::{LineAt, LineReader};
 use super::walk::walk;
 use std::collections::BTreeMap;
@@ -149,6 +149,10 @@ fn omnius_projects(
         .collect()
 }
 
+/// The sessions of one project: the folder of its first file, and its runs by first
+/// timestamp.
+type SessionGroup = (PathBuf, Vec<(String, RunSource)>);
+
 /// What the search of candidate files hands back besides projects.
 struct Found<'a> {
     problems: &'a mut Vec<ParseError>,
@@ -166,7 +170,7 @@ fn file_projects(
     files.dedup();
     // Session logs: one project per folder. Trajectories: one project per file, and one per
     // instance of an evaluation output.
-    let mut sessions: BTreeMap<(PathBuf, InputFormat), Vec<(String, RunSource)>> = BTreeMap::new();
+    let mut sessions: BTreeMap<(String, InputFormat), SessionGroup> = BTreeMap::new();
     let mut projects = Vec::new();
     for file in files {
         let detected = match forced {
@@ -228,8 +232,9 @@ fn file_projects(
         if format.is_session_log() {
             let order = first_timestamp(&file, &limits).unwrap_or_default();
             sessions
-                .entry((folder, format))
-                .or_default()
+                .entry((session_group(&file, &folder, format, &limits), format))
+                .or_insert_with(|| (folder, Vec::new()))
+                .1
                 .push((order, run));
         } else {
             projects.push(ProjectSource {
@@ -241,9 +246,8 @@ fn file_projects(
             });
         }
     }
-    for ((folder, format), mut runs) in sessions {
+    for ((name, format), (folder, mut runs)) in sessions {
         runs.sort_by(|a, b| (&a.0, &a.1.run_id).cmp(&(&b.0, &b.1.run_id)));
-        let name = display(&folder);
         projects.push(ProjectSource {
             name: if name.is_empty() { ".".into() } else { name },
             root: folder,
@@ -253,6 +257,19 @@ fn file_projects(
         });
     }
     projects
+}
+
+/// The project a session log belongs to, by name: its folder, except for a Codex rollout
+/// that records its `cwd` (Codex files sessions by date, not by project), which joins the
+/// other rollouts of that `cwd`, wherever they are filed.
+fn session_group(file: &Path, folder: &Path, format: InputFormat, limits: &Limits) -> String {
+    let cwd = (format == InputFormat::Codex)
+        .then(|| codex::recorded_cwd(file, limits))
+        .flatten();
+    match cwd {
+        Some(cwd) => format!("codex:{cwd}"),
+        None => display(folder),
+    }
 }
 
 /// One instance of an evaluation output: a project of its own, named

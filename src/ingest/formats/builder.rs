@@ -35,6 +35,14 @@ pub fn error_class(table: ErrorTable, output: &str) -> Option<String> {
         .map(|(_, class)| (*class).to_string())
 }
 
+/// Wordings of a failed shell command to error classes, for the formats whose agent edits
+/// and runs everything through a shell (mini-swe-agent, Codex CLI). No edit wording: such
+/// edits are commands whose failures read as any other command's.
+pub const SHELL_ERRORS: ErrorTable = &[
+    ("No such file or directory", "not_found"),
+    ("FileNotFoundError", "not_found"),
+];
+
 /// Builds one run's events and frames.
 #[derive(Debug, Default)]
 pub struct Builder {

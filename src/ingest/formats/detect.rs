@@ -7,7 +7,7 @@
 //! chatbot's `user`/`assistant` lines) is a look-alike: it is not read, and the reason is
 //! handed back so the file is listed (`input.skipped_files`), never passed over in silence.
 
-use super::{claude_code, mini_swe_agent, openhands, pi, swe_agent, InputFormat, Sniffed};
+use super::{claude_code, codex, mini_swe_agent, openhands, pi, swe_agent, InputFormat, Sniffed};
 use crate::ingest::error::{ParseError, ProblemKind};
 use crate::ingest::files::{open_regular, problem, Limits, BOM};
 use crate::ingest::lines::LineReader;
@@ -228,7 +228,11 @@ fn session_format(lines: &[serde_json::Value]) -> Detected {
     } else {
         Detected::Other
     };
-    Detected::first([Detected::of(InputFormat::Pi, pi::judge(lines)), claude])
+    Detected::first([
+        Detected::of(InputFormat::Pi, pi::judge(lines)),
+        Detected::of(InputFormat::Codex, codex::judge(lines)),
+        claude,
+    ])
 }
 
 /// Judges a JSONL file by its first 8 non-blank lines read whole, reading no more than

@@ -41,12 +41,8 @@ use std::path::Path;
 /// `tool_calls` (forks) pass through and are judged by their arguments.
 const TOOLS: ToolTable = &[("bash", "shell")];
 
-/// Shell error wordings to error classes. No edit wording: edits are shell commands whose
-/// failures read as any other command's.
-const ERRORS: ErrorTable = &[
-    ("No such file or directory", "not_found"),
-    ("FileNotFoundError", "not_found"),
-];
+/// Shell error wordings to error classes: the shared shell table.
+const ERRORS: ErrorTable = super::builder::SHELL_ERRORS;
 
 /// Exit statuses to `task_complete` statuses; others are kept as recorded (no success claim).
 const OUTCOMES: &[(&str, &str)] = &[("Submitted", "completed")];

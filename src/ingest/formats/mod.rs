@@ -8,6 +8,7 @@
 
 pub mod builder;
 pub mod claude_code;
+pub mod codex;
 mod detect;
 pub mod mini_swe_agent;
 pub mod openhands;
@@ -39,6 +40,8 @@ pub enum InputFormat {
     SweAgent,
     /// OpenHands event history JSON.
     Openhands,
+    /// Codex CLI session rollout JSONL (`~/.codex/sessions/YYYY/MM/DD/rollout-*.jsonl`).
+    Codex,
 }
 
 impl InputFormat {
@@ -50,13 +53,14 @@ impl InputFormat {
             Self::MiniSweAgent => "mini-swe-agent",
             Self::SweAgent => "swe-agent",
             Self::Openhands => "openhands",
+            Self::Codex => "codex",
         }
     }
 
     /// Session formats: one file per session, a directory of them is one project whose
     /// sessions carry state forward. The others hold one whole task per file.
     pub fn is_session_log(self) -> bool {
-        matches!(self, Self::ClaudeCode | Self::Pi)
+        matches!(self, Self::ClaudeCode | Self::Pi | Self::Codex)
     }
 }
 
@@ -95,6 +99,7 @@ pub fn import_capped(
         InputFormat::MiniSweAgent => mini_swe_agent::import(path, policy, limits)?,
         InputFormat::SweAgent => swe_agent::import(path, policy, limits)?,
         InputFormat::Openhands => openhands::import(path, policy, limits)?,
+        InputFormat::Codex => codex::import(path, policy, limits)?,
         InputFormat::Omnius => {
             return Err(ParseError {
                 path: super::display(path),
