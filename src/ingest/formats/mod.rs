@@ -6,6 +6,7 @@
 //! error classes), so guards never see a harness's own words. Formats are recognised by
 //! structure, never by file name; `--input-format` forces one.
 
+pub mod atif;
 pub mod builder;
 pub mod claude_code;
 mod detect;
@@ -39,6 +40,8 @@ pub enum InputFormat {
     SweAgent,
     /// OpenHands event history JSON.
     Openhands,
+    /// ATIF trajectory JSON (Harbor's `trajectory.json`, alone or in a trial folder).
+    Atif,
 }
 
 impl InputFormat {
@@ -50,6 +53,7 @@ impl InputFormat {
             Self::MiniSweAgent => "mini-swe-agent",
             Self::SweAgent => "swe-agent",
             Self::Openhands => "openhands",
+            Self::Atif => "atif",
         }
     }
 
@@ -95,6 +99,7 @@ pub fn import_capped(
         InputFormat::MiniSweAgent => mini_swe_agent::import(path, policy, limits)?,
         InputFormat::SweAgent => swe_agent::import(path, policy, limits)?,
         InputFormat::Openhands => openhands::import(path, policy, limits)?,
+        InputFormat::Atif => atif::import(path, policy, limits)?,
         InputFormat::Omnius => {
             return Err(ParseError {
                 path: super::display(path),
