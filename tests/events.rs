@@ -14,12 +14,13 @@ const MYACTUATOR: &str = "corpora/myactuator";
 const FLAKY_GO: &str = "corpora/healthy-flaky-go";
 
 /// Every input format's sample, and the two hand-made corpora the issue names.
-const SAMPLES: [&str; 7] = [
+const SAMPLES: [&str; 8] = [
     "tests/fixtures/formats/claude_code",
     "tests/fixtures/formats/pi",
     "tests/fixtures/formats/mini_swe_agent",
     "tests/fixtures/formats/swe_agent",
     "tests/fixtures/formats/openhands",
+    "tests/fixtures/formats/atif",
     DROPBEAR,
     MYACTUATOR,
 ];
