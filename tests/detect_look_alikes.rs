@@ -238,6 +238,17 @@ fn files_under(dir: &Path) -> Vec<PathBuf> {
     out
 }
 
+/// What a Harbor trial folder holds besides its ATIF trajectory: the trial's own files
+/// (no recorded run) and the agent's native log (a Claude Code session).
+fn harbor_trial_file(file: &Path) -> Option<Detected> {
+    let name = file.file_name()?.to_str()?;
+    match name {
+        "config.json" | "result.json" | "reward.txt" => Some(Detected::Other),
+        _ if name.ends_with(".jsonl") => Some(Detected::Format(InputFormat::ClaudeCode)),
+        _ => None,
+    }
+}
+
 #[test]
 fn every_real_format_fixture_is_still_detected_as_its_format() {
     let formats = root().join("tests/fixtures/formats");
@@ -249,6 +260,7 @@ fn every_real_format_fixture_is_still_detected_as_its_format() {
         ("swe_agent", InputFormat::SweAgent),
         ("openhands", InputFormat::Openhands),
         ("codex", InputFormat::Codex),
+        ("atif", InputFormat::Atif),
     ] {
         let files = files_under(&formats.join(folder));
         assert!(!files.is_empty(), "{folder}");
@@ -256,7 +268,10 @@ fn every_real_format_fixture_is_still_detected_as_its_format() {
             let detected = detect_file(&file, &Limits::default()).expect("readable");
             assert_eq!(
                 detected,
-                Detected::Format(format),
+                (format == InputFormat::Atif)
+                    .then(|| harbor_trial_file(&file))
+                    .flatten()
+                    .unwrap_or(Detected::Format(format)),
                 "{}",
                 file.strip_prefix(root()).unwrap().display()
             );

@@ -84,6 +84,11 @@ fn detection_is_by_structure() {
     let others: Vec<_> = others
         .into_iter()
         .filter(|p| !p.to_string_lossy().contains("formats/claude_code"))
+        // The Harbor trial fixture keeps its agent's native Claude Code log on purpose.
+        .filter(|p| {
+            !p.to_string_lossy()
+                .contains("formats/atif/harbor-job/wordfreq__k3v9q2x/agent/sessions")
+        })
         .filter(|p| {
             p.extension()
                 .is_some_and(|e| e == "jsonl" || e == "json" || e == "traj")

@@ -82,9 +82,6 @@ struct Outcome {
 }
 
 pub fn run(args: Args) -> Result<u8> {
-    if args.expect.is_empty() && args.baseline.is_none() {
-        bail!("nothing to judge: give --expect FILE, --baseline REPORT.json, or both");
-    }
     if !(0.0..=1.0).contains(&args.tolerance) {
         bail!(
             "--tolerance {}: expected a fraction between 0 and 1",
@@ -93,7 +90,19 @@ pub fn run(args: Args) -> Result<u8> {
     }
     // External guards first: a label may name one.
     args.input.install_guards()?;
-    let labels = args.reward.labels(&args.expect)?;
+    // A replayed Harbor job folder labels itself; a saved report (`--from`) does not.
+    let labels = match &args.from {
+        None => args
+            .reward
+            .labels_or_trials(&args.expect, &args.input.paths)?,
+        Some(_) => args.reward.labels(&args.expect)?,
+    };
+    if labels.is_none() && args.baseline.is_none() {
+        bail!(
+            "nothing to judge: give --expect FILE, --baseline REPORT.json, or both (or replay \
+             a Harbor job folder, whose trials' rewards are labels)"
+        );
+    }
     let baseline = args.baseline.as_deref().map(load_report).transpose()?;
     let (report, guard) = match &args.from {
         Some(from) => from_report(from, &args)?,

@@ -498,6 +498,33 @@ impl Reward {
         }
         Ok(labels)
     }
+
+    /// As [`Reward::labels`]; with no `--labels`, a single input folder holding Harbor
+    /// trials labels its runs by their rewards (issue #30, item 2), said on stderr.
+    pub fn labels_or_trials(
+        &self,
+        specs: &[LabelSpec],
+        paths: &[PathBuf],
+    ) -> Result<Option<Labels>> {
+        let given = self.labels(specs)?;
+        let [dir] = paths else { return Ok(given) };
+        if given.is_some() {
+            return Ok(given);
+        }
+        let labels = Labels::of_trials(dir, self.reward_threshold)?;
+        if labels.is_some() {
+            eprintln!(
+                "note: no --labels: the Harbor trials' rewards in {} label the runs (healthy \
+                 from --reward-threshold {} up)",
+                crate::ingest::display(dir),
+                self.reward_threshold
+            );
+        }
+        for note in labels.iter().flat_map(Labels::notes) {
+            eprintln!("note: {note}");
+        }
+        Ok(labels)
+    }
 }
 
 /// One warning per file with skipped records (lenient mode), and one per external guard

@@ -99,7 +99,9 @@ pub fn run(args: Args) -> Result<u8> {
     let report = Report::build(&runs, &prices)
         .with_unread(projects.unread_report())
         .with_shard(args.input.shard);
-    let labels = args.reward.labels(&args.expect)?;
+    let labels = args
+        .reward
+        .labels_or_trials(&args.expect, &args.input.paths)?;
     if let Some(labels) = &labels {
         labels.check_report(&report)?;
     }

@@ -76,8 +76,8 @@ pub fn run(args: Args) -> Result<u8> {
     args.input.install_guards()?;
     let labels = args
         .reward
-        .labels(&args.expect)?
-        .context("--expect: no labels given")?;
+        .labels_or_trials(&args.expect, &args.input.paths)?
+        .context("--expect: no labels given (nor a Harbor job folder to take rewards from)")?;
     let params = parse_params(&args.params)?;
     let projects = args.input.projects()?;
     if !(0.0..1.0).contains(&args.holdout) {

@@ -222,9 +222,26 @@ impl Labels {
         Ok(Self::from_file(file, base.canonicalize().unwrap_or(base)).named(shown))
     }
 
+    /// The labels the Harbor trials at or under `dir` give by their rewards, when it holds
+    /// any (a job folder replayed with no `--labels`, issue #30, item 2); `None` otherwise.
+    pub fn of_trials(dir: &Path, reward_threshold: f64) -> Result<Option<Self>, LabelsError> {
+        if !dir.is_dir() {
+            return Ok(None);
+        }
+        let found = results::harbor_found(dir, reward_threshold)?;
+        if found.trials.is_empty() && found.notes.is_empty() {
+            return Ok(None);
+        }
+        Ok(Some(Self::from_trials(dir, found)))
+    }
+
     /// The Harbor trials at or under `dir`, each labelling the runs under its folder.
     fn load_trials(dir: &Path, reward_threshold: f64) -> Result<Self, LabelsError> {
         let found = results::harbor(dir, reward_threshold)?;
+        Ok(Self::from_trials(dir, found))
+    }
+
+    fn from_trials(dir: &Path, found: results::Trials) -> Self {
         let shown = crate::ingest::display(dir);
         let mut folders = Vec::new();
         let mut runs = BTreeMap::new();
@@ -239,7 +256,7 @@ impl Labels {
         }
         // The deepest folder first, so a trial inside another labels its own runs.
         folders.sort_by_key(|(_, dir)| std::cmp::Reverse(dir.components().count()));
-        Ok(Self {
+        Self {
             file: LabelFile { version: 1, runs },
             notes: found
                 .notes
@@ -248,7 +265,7 @@ impl Labels {
                 .collect(),
             path: shown,
             naming: Naming::Trials(folders),
-        })
+        }
     }
 
     fn named(mut self, path: String) -> Self {

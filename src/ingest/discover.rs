@@ -12,7 +12,7 @@
 
 use super::error::{ParseError, ProblemKind};
 use super::files::{io_problem, kind_name, open_regular, problem, Limits};
-use super::formats::{codex, detect_file, openhands, Detected, InputFormat};
+use super::formats::{atif, codex, detect_file, openhands, Detected, InputFormat};
 use super::lines::{LineAt, LineReader};
 use super::walk::walk;
 use std::collections::BTreeMap;
@@ -168,39 +168,17 @@ fn file_projects(
 ) -> Vec<ProjectSource> {
     files.sort();
     files.dedup();
+    let detected = detect_all(files, forced, limits, found);
+    // A Harbor trial's native log is the run its ATIF trajectory already is.
+    let native = atif::trial::native_logs(&detected);
     // Session logs: one project per folder. Trajectories: one project per file, and one per
-    // instance of an evaluation output.
+    // instance of an evaluation output; an ATIF trajectory of a Harbor trial, one per trial.
     let mut sessions: BTreeMap<(String, InputFormat), SessionGroup> = BTreeMap::new();
     let mut projects = Vec::new();
-    for file in files {
-        let detected = match forced {
-            Some(format) => Ok(Detected::Format(format)),
-            None => detect_file(&file, &limits),
-        };
-        let format = match detected {
-            Ok(Detected::Format(format)) => format,
-            Ok(Detected::Other) => continue,
-            Ok(Detected::LookAlike { format, reason }) => {
-                found.skipped_files.push(SkippedFile {
-                    path: display(&file),
-                    format: format.as_str().to_string(),
-                    reason,
-                });
-                continue;
-            }
-            Ok(Detected::Unrecognised { nearest, reason }) => {
-                found.unrecognised.push(SkippedFile {
-                    path: display(&file),
-                    format: nearest.map_or("none", InputFormat::as_str).to_string(),
-                    reason,
-                });
-                continue;
-            }
-            Err(e) => {
-                found.problems.push(e);
-                continue;
-            }
-        };
+    for (file, format) in detected {
+        if native.contains(&file) {
+            continue;
+        }
         let stem = run_stem(&file);
         let folder = file.parent().unwrap_or(Path::new(".")).to_path_buf();
         if format == InputFormat::Openhands {
@@ -221,6 +199,13 @@ fn file_projects(
                     continue;
                 }
             }
+        }
+        let trial = (format == InputFormat::Atif)
+            .then(|| atif::trial::trial_of(&file))
+            .flatten();
+        if let Some(trial) = trial {
+            projects.push(trial_project(trial, file, limits));
+            continue;
         }
         let run = RunSource {
             run_id: stem.clone(),
@@ -269,6 +254,65 @@ fn session_group(file: &Path, folder: &Path, format: InputFormat, limits: &Limit
     match cwd {
         Some(cwd) => format!("codex:{cwd}"),
         None => display(folder),
+    }
+}
+
+/// The format of each candidate file (`forced`, else detected); look-alikes and files that
+/// cannot be judged are handed back in `found`.
+fn detect_all(
+    files: Vec<PathBuf>,
+    forced: Option<InputFormat>,
+    limits: Limits,
+    found: &mut Found<'_>,
+) -> Vec<(PathBuf, InputFormat)> {
+    let mut detected = Vec::new();
+    for file in files {
+        let judged = match forced {
+            Some(format) => Ok(Detected::Format(format)),
+            None => detect_file(&file, &limits),
+        };
+        match judged {
+            Ok(Detected::Format(format)) => detected.push((file, format)),
+            Ok(Detected::Other) => {}
+            Ok(Detected::LookAlike { format, reason }) => {
+                found.skipped_files.push(SkippedFile {
+                    path: display(&file),
+                    format: format.as_str().to_string(),
+                    reason,
+                });
+            }
+            Ok(Detected::Unrecognised { nearest, reason }) => {
+                found.unrecognised.push(SkippedFile {
+                    path: display(&file),
+                    format: nearest.map_or("none", InputFormat::as_str).to_string(),
+                    reason,
+                });
+            }
+            Err(e) => found.problems.push(e),
+        }
+    }
+    detected
+}
+
+/// A Harbor trial whose run is the ATIF trajectory `file`: a project named by the trial
+/// folder (`<job>/<task>__<id>`), whose one run is named by the folder's own name.
+fn trial_project(trial: PathBuf, file: PathBuf, limits: Limits) -> ProjectSource {
+    let run_id = trial
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_else(|| run_stem(&file));
+    ProjectSource {
+        name: display(&trial),
+        root: trial,
+        format: InputFormat::Atif,
+        runs: vec![RunSource {
+            run_id,
+            path: file,
+            format: InputFormat::Atif,
+            limits,
+            line: None,
+        }],
+        limits,
     }
 }
 

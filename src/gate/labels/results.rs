@@ -168,6 +168,20 @@ pub(super) struct Trials {
 /// `verifier_result.rewards.reward` is at least `threshold`, failed below it; a trial with
 /// no numeric reward (the verifier failed, an exception) is counted and not labelled.
 pub(super) fn harbor(root: &Path, threshold: f64) -> Result<Trials, LabelsError> {
+    let found = harbor_found(root, threshold)?;
+    if found.trials.is_empty() && found.notes.is_empty() {
+        return Err(LabelsError::Invalid {
+            path: crate::ingest::display(root),
+            message: "no Harbor trial here: no result.json with a trial_name or verifier_result \
+                      field"
+                .into(),
+        });
+    }
+    Ok(found)
+}
+
+/// As [`harbor`], with no trial found being no error (nothing found, no note).
+pub(super) fn harbor_found(root: &Path, threshold: f64) -> Result<Trials, LabelsError> {
     let invalid = |path: &Path, message: String| LabelsError::Invalid {
         path: crate::ingest::display(path),
         message,
@@ -205,13 +219,6 @@ pub(super) fn harbor(root: &Path, threshold: f64) -> Result<Trials, LabelsError>
             }),
             None => unrewarded.push(name),
         }
-    }
-    if trials.is_empty() && unrewarded.is_empty() {
-        return Err(invalid(
-            root,
-            "no Harbor trial here: no result.json with a trial_name or verifier_result field"
-                .into(),
-        ));
     }
     let note = unlabelled(
         &unrewarded,

@@ -80,7 +80,7 @@ pub const ERRORS: ErrorTable = &[
 ];
 
 /// Argument keys renamed to the canonical ones (same meaning).
-const ARG_KEYS: [(&str, &str); 2] = [("file_path", "path"), ("notebook_path", "path")];
+pub const ARG_KEYS: [(&str, &str); 2] = [("file_path", "path"), ("notebook_path", "path")];
 
 /// A line of a Claude Code session log: a message line (`user`, `assistant`, `system`)
 /// with its session, its uuid and the CLI's conversation tree (`parentUuid`, string or

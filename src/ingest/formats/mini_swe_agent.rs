@@ -25,8 +25,8 @@
 //! heredocs and scripts, so they are shell calls and carry no `stale_edit` class), and the
 //! usage of a response rejected by versions that did not save it.
 
-mod fields;
-mod head;
+pub(super) mod fields;
+pub(super) mod head;
 mod reader;
 
 use super::builder::{ErrorTable, ToolTable};

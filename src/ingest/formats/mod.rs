@@ -6,6 +6,7 @@
 //! error classes), so guards never see a harness's own words. Formats are recognised by
 //! structure, never by file name; `--input-format` forces one.
 
+pub mod atif;
 pub mod builder;
 pub mod claude_code;
 pub mod codex;
@@ -42,6 +43,8 @@ pub enum InputFormat {
     Openhands,
     /// Codex CLI session rollout JSONL (`~/.codex/sessions/YYYY/MM/DD/rollout-*.jsonl`).
     Codex,
+    /// ATIF trajectory JSON (Harbor's `trajectory.json`, alone or in a trial folder).
+    Atif,
 }
 
 impl InputFormat {
@@ -54,6 +57,7 @@ impl InputFormat {
             Self::SweAgent => "swe-agent",
             Self::Openhands => "openhands",
             Self::Codex => "codex",
+            Self::Atif => "atif",
         }
     }
 
@@ -100,6 +104,7 @@ pub fn import_capped(
         InputFormat::SweAgent => swe_agent::import(path, policy, limits)?,
         InputFormat::Openhands => openhands::import(path, policy, limits)?,
         InputFormat::Codex => codex::import(path, policy, limits)?,
+        InputFormat::Atif => atif::import(path, policy, limits)?,
         InputFormat::Omnius => {
             return Err(ParseError {
                 path: super::display(path),

@@ -57,8 +57,8 @@
 
 mod action;
 mod skim;
-mod usage;
-mod wording;
+pub(super) mod usage;
+pub(super) mod wording;
 
 use super::builder::{canonical_tool, Builder, ToolTable};
 use super::{read_document, Sniffed};

@@ -183,7 +183,7 @@ fn usage(
 
 /// `total` split in proportion to `weights` (evenly if all are 0): largest remainder,
 /// ties to the earlier index, so the parts always sum to `total`.
-fn spread(total: u64, weights: &[u64]) -> Vec<u64> {
+pub(crate) fn spread(total: u64, weights: &[u64]) -> Vec<u64> {
     let even = weights.iter().all(|w| *w == 0);
     let w: Vec<u128> = weights
         .iter()
@@ -208,7 +208,7 @@ fn spread(total: u64, weights: &[u64]) -> Vec<u64> {
 
 /// `total` dollars split in proportion to `weights` (evenly if all are 0); what rounding
 /// leaves over goes to the largest part, so the parts add up to `total`.
-fn spread_cost(total: f64, weights: &[u64]) -> Vec<f64> {
+pub(crate) fn spread_cost(total: f64, weights: &[u64]) -> Vec<f64> {
     if weights.is_empty() {
         return Vec::new();
     }
