@@ -6,7 +6,7 @@ Usage: scripts/prices_table.py PRICE_FILE --date YYYY-MM-DD > src/cost/prices_ta
 
 Keeps the text models (LiteLLM `mode` `chat` or `responses`) named without a provider
 prefix whose names start with a family the supported agents run (Claude, GPT-4.1/4o/5,
-o3/o4, Gemini 2.5 and later, DeepSeek, Kimi, GLM, Qwen, Grok, MiniMax), and adds the older
+o3/o4, Gemini 2.0 and later, DeepSeek, Kimi, GLM, Qwen, Grok, MiniMax), and adds the older
 names hindsight's samples use that the file no longer lists, each priced as the entry
 named beside it. A price is dollars per token: input, cache write (LiteLLM's
 `cache_creation_input_token_cost`, else the input price: a provider that bills no writes
@@ -22,7 +22,7 @@ import re
 import sys
 
 FAMILIES = re.compile(
-    r"^(claude-|gpt-4\.1|gpt-4o|gpt-5|o3|o4-mini|gemini-2\.5-|gemini-3|deepseek-|kimi-|glm-|qwen|grok-|minimax-)"
+    r"^(claude-|gpt-4\.1|gpt-4o|gpt-5|o3|o4-mini|gemini-2\.[05]-|gemini-3|deepseek-|kimi-|glm-|qwen|grok-|minimax-)"
 )
 # Not text chat despite the mode, by name: audio, realtime, search, speech and image models.
 NOT_TEXT = re.compile(r"(audio|realtime|search|tts|transcribe|image|embedding|live|robotics)")
