@@ -57,7 +57,7 @@
 
 mod action;
 mod skim;
-mod usage;
+pub(crate) mod usage;
 mod wording;
 
 use super::builder::{canonical_tool, Builder, ToolTable};

@@ -208,7 +208,7 @@ fn spread(total: u64, weights: &[u64]) -> Vec<u64> {
 
 /// `total` dollars split in proportion to `weights` (evenly if all are 0); what rounding
 /// leaves over goes to the largest part, so the parts add up to `total`.
-fn spread_cost(total: f64, weights: &[u64]) -> Vec<f64> {
+pub(crate) fn spread_cost(total: f64, weights: &[u64]) -> Vec<f64> {
     if weights.is_empty() {
         return Vec::new();
     }
