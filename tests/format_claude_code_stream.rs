@@ -323,3 +323,30 @@ fn bad_lines_are_located_problems_and_strict_exits_2() {
         .expect("runs");
     assert_eq!(out.status.code(), Some(2));
 }
+
+#[test]
+fn a_stream_compaction_boundary_and_several_results_are_read() {
+    let dir = tempfile::tempdir().unwrap();
+    let text = [
+        r#"{"type":"system","subtype":"init","session_id":"s","cwd":"/w","tools":[]}"#,
+        r#"{"type":"assistant","message":{"id":"m1","content":[],"usage":{"input_tokens":30,"output_tokens":10}},"session_id":"s","parent_tool_use_id":null}"#,
+        r#"{"type":"result","subtype":"success","is_error":true,"session_id":"s","total_cost_usd":0.25}"#,
+        r#"{"type":"system","subtype":"compact_boundary","session_id":"s","compact_metadata":{"trigger":"auto","pre_tokens":1234}}"#,
+        r#"{"type":"assistant","message":{"id":"m2","content":[],"usage":{"input_tokens":10,"output_tokens":10}},"session_id":"s","parent_tool_use_id":null}"#,
+        r#"{"type":"result","subtype":"success","is_error":false,"session_id":"s","total_cost_usd":0.5}"#,
+    ]
+    .join("\n");
+    let run = load_path(&write(dir.path(), "two.jsonl", &text));
+    let before = run.events.iter().find_map(|e| match &e.kind {
+        EventKind::Compaction { before_tokens, .. } => Some(*before_tokens),
+        _ => None,
+    });
+    assert_eq!(before, Some(1234));
+    assert_eq!(outcome(&run), [("error", ""), ("completed", "")]);
+    // 0.75 in all, in proportion to the tokens: 40 and 20.
+    let costs: Vec<f64> = requests(&run).iter().map(|(_, c)| c.unwrap()).collect();
+    assert!(
+        (costs[0] - 0.5).abs() < 1e-12 && (costs[1] - 0.25).abs() < 1e-12,
+        "{costs:?}"
+    );
+}
