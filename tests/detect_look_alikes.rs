@@ -1,5 +1,5 @@
 //! Strict autodetection (issue #12): a file is read as a format only when it has that
-//! format's distinctive structure. Four hand-written look-alikes (`tests/fixtures/look_alikes/`),
+//! format's distinctive structure. Five hand-written look-alikes (`tests/fixtures/look_alikes/`),
 //! one per format they resemble, are read as no run, listed under `input.skipped_files` with
 //! the format and a reason, warned about once, and stop `--strict` (exit 2) naming the file.
 //! The real-format fixtures are all still detected as their format.
@@ -14,7 +14,7 @@ use std::path::{Path, PathBuf};
 const LOOK_ALIKES: &str = "tests/fixtures/look_alikes";
 
 /// Each look-alike, the format it resembles and a word of why it is not that format.
-const CASES: [(&str, InputFormat, &str, &str); 4] = [
+const CASES: [(&str, InputFormat, &str, &str); 5] = [
     // A generic audit log: `source`, `action`, `id`, but no action OpenHands writes.
     (
         "audit-log.json",
@@ -42,6 +42,14 @@ const CASES: [(&str, InputFormat, &str, &str); 4] = [
         InputFormat::ClaudeCode,
         "Claude Code session",
         "`uuid`, `parentUuid` and `isSidechain`",
+    ),
+    // A CI runner's own log: `type`, `session_id`, `message`, but no init line and no
+    // `parent_tool_use_id` (issue #30, item 5).
+    (
+        "ci-wrapper-log.jsonl",
+        InputFormat::ClaudeCodeStream,
+        "Claude Code stream-json",
+        "`parent_tool_use_id`",
     ),
 ];
 
@@ -161,7 +169,7 @@ fn the_table_notes_the_files_not_read() {
     assert!(out.status.success());
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(
-        stdout.contains("4 file(s) that look like recorded runs not read"),
+        stdout.contains("5 file(s) that look like recorded runs not read"),
         "{stdout}"
     );
     let stderr = String::from_utf8_lossy(&out.stderr);
@@ -261,6 +269,7 @@ fn every_real_format_fixture_is_still_detected_as_its_format() {
         ("openhands", InputFormat::Openhands),
         ("codex", InputFormat::Codex),
         ("atif", InputFormat::Atif),
+        ("claude_code_stream", InputFormat::ClaudeCodeStream),
     ] {
         let files = files_under(&formats.join(folder));
         assert!(!files.is_empty(), "{folder}");
@@ -278,7 +287,7 @@ fn every_real_format_fixture_is_still_detected_as_its_format() {
             checked += 1;
         }
     }
-    // Every fixture folder is one of the six above.
+    // Every fixture folder is one of the seven above.
     assert_eq!(files_under(&formats).len(), checked);
     // And replayed together, none of them is set aside as a look-alike.
     let out = replay(&["tests/fixtures/formats", "--format", "json"]);

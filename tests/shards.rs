@@ -140,7 +140,7 @@ fn paths_not_read_and_look_alikes_are_in_every_shard_and_counted_once_merged() {
     assert_eq!(report["input"]["skipped"], 1);
     assert_eq!(
         report["input"]["skipped_files"].as_array().unwrap().len(),
-        4
+        5
     );
     assert_eq!(report["summary"]["skipped_records"], 1);
     let files = shards(dir.path(), &paths, 2);

@@ -26,6 +26,12 @@
 //! Assistant lines with model `<synthetic>` (harness-written, no API request) make no
 //! turn. Thinking blocks are not kept in frames. A resumed session that copies an earlier
 //! file's history counts that history again.
+//!
+//! The same importer reads `claude -p --output-format stream-json` output
+//! (`InputFormat::ClaudeCodeStream`, issue #30, item 5): its lines carry the same `message`
+//! objects, so only its shape, its sub-agent lines and its `result` line differ ([`stream`]).
+//! It is a format of its own for detection and grouping (one run per file), not a second
+//! importer: the mapping of messages, tools, usage and errors stays in one place.
 
 use crate::ingest::error::{ParseError, Policy, ProblemKind};
 use crate::ingest::formats::builder::{ErrorTable, ToolTable};
@@ -37,6 +43,7 @@ use std::path::Path;
 
 mod lines;
 mod session;
+pub mod stream;
 mod threads;
 use lines::Bad;
 use session::Importer;

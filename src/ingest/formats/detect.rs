@@ -231,10 +231,18 @@ fn session_format(lines: &[serde_json::Value]) -> Detected {
     } else {
         Detected::Other
     };
+    let stream = Detected::of(
+        InputFormat::ClaudeCodeStream,
+        claude_code::stream::judge(lines),
+    );
+    if matches!(stream, Detected::Format(_)) {
+        return stream;
+    }
     Detected::first([
         Detected::of(InputFormat::Pi, pi::judge(lines)),
         Detected::of(InputFormat::Codex, codex::judge(lines)),
         claude,
+        stream,
     ])
 }
 

@@ -45,6 +45,8 @@ pub enum InputFormat {
     Codex,
     /// ATIF trajectory JSON (Harbor's `trajectory.json`, alone or in a trial folder).
     Atif,
+    /// Claude Code `-p --output-format stream-json` output: one `claude -p` run per file.
+    ClaudeCodeStream,
 }
 
 impl InputFormat {
@@ -58,11 +60,13 @@ impl InputFormat {
             Self::Openhands => "openhands",
             Self::Codex => "codex",
             Self::Atif => "atif",
+            Self::ClaudeCodeStream => "claude-code-stream",
         }
     }
 
     /// Session formats: one file per session, a directory of them is one project whose
-    /// sessions carry state forward. The others hold one whole task per file.
+    /// sessions carry state forward. The others hold one whole task per file (a Claude Code
+    /// stream is one `claude -p` invocation, one task).
     pub fn is_session_log(self) -> bool {
         matches!(self, Self::ClaudeCode | Self::Pi | Self::Codex)
     }
@@ -98,7 +102,9 @@ pub fn import_capped(
     limits: &Limits,
 ) -> Result<LoadedRun, ParseError> {
     let mut run = match format {
-        InputFormat::ClaudeCode => claude_code::import(path, policy, limits)?,
+        InputFormat::ClaudeCode | InputFormat::ClaudeCodeStream => {
+            claude_code::import(path, policy, limits)?
+        }
         InputFormat::Pi => pi::import(path, policy, limits)?,
         InputFormat::MiniSweAgent => mini_swe_agent::import(path, policy, limits)?,
         InputFormat::SweAgent => swe_agent::import(path, policy, limits)?,

@@ -57,7 +57,7 @@
 
 mod action;
 mod skim;
-pub(super) mod usage;
+pub(crate) mod usage;
 pub(super) mod wording;
 
 use super::builder::{canonical_tool, Builder, ToolTable};

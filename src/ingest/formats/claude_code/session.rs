@@ -5,6 +5,7 @@ use super::lines::{
     assistant_blocks, cost_of, exit_code, merge_usage, text_of, usage_of, user_items, Bad, Block,
     Item,
 };
+use super::stream;
 use super::threads::Threads;
 use super::{ARG_KEYS, ERRORS, TOOLS};
 use crate::ingest::error::ProblemKind;
@@ -47,6 +48,9 @@ pub struct Importer {
     boundary: Option<(u64, String)>,
     last_prompt: u64,
     started: bool,
+    /// The run's cost as stream-json `result` lines record it, spread over the requests at
+    /// the end.
+    recorded_cost: Option<f64>,
 }
 
 impl Importer {
@@ -61,6 +65,7 @@ impl Importer {
             boundary: None,
             last_prompt: 0,
             started: false,
+            recorded_cost: None,
         }
     }
 
@@ -148,9 +153,12 @@ impl Importer {
         match kind {
             "system" if obj.get("subtype").and_then(Value::as_str) == Some("compact_boundary") => {
                 self.flush_boundary();
-                let meta = obj.get("compactMetadata");
+                // A stream writes `compact_metadata.pre_tokens`.
+                let meta = obj
+                    .get("compactMetadata")
+                    .or_else(|| obj.get("compact_metadata"));
                 let before = meta
-                    .and_then(|m| m.get("preTokens"))
+                    .and_then(|m| m.get("preTokens").or_else(|| m.get("pre_tokens")))
                     .and_then(Value::as_u64);
                 let content = obj
                     .get("content")
@@ -159,6 +167,7 @@ impl Importer {
                 self.boundary = Some((before.unwrap_or(self.last_prompt), content.to_string()));
             }
             "system" | "summary" => {}
+            "result" => self.result(obj)?,
             other => {
                 *self
                     .b
@@ -168,6 +177,19 @@ impl Importer {
                     .or_default() += 1
             }
         }
+        Ok(())
+    }
+
+    /// A stream-json `result` line: the run's outcome, after the last response's calls, and
+    /// its recorded cost (summed if a file holds several runs' lines).
+    fn result(&mut self, obj: &Map<String, Value>) -> Result<(), Bad> {
+        let outcome = stream::outcome(obj)?;
+        self.close();
+        self.flush_boundary();
+        if let Some(cost) = outcome.cost_usd {
+            *self.recorded_cost.get_or_insert(0.0) += cost;
+        }
+        self.b.complete(&outcome.status, &outcome.summary);
         Ok(())
     }
 
@@ -307,6 +329,9 @@ impl Importer {
         let mut run = self.b.finish();
         for (turn, (agent, usage)) in self.grown {
             revise(&mut run.events, turn, &agent, usage);
+        }
+        if let Some(total) = self.recorded_cost {
+            stream::spread(&mut run.events, total);
         }
         run
     }

@@ -14,6 +14,9 @@
 //! - `sidechain-<n>` otherwise, `n` counting these threads from 1 in the order of their
 //!   first line.
 //!
+//! A stream-json line (issue #30, item 5) names its thread itself: `parent_tool_use_id`, the
+//! `Task` call whose sub-agent wrote it, so it is `sidechain:<call id>` (`stream`).
+//!
 //! Names depend only on the file, so they are the same on every read.
 
 use super::lines::text_of;
@@ -52,6 +55,13 @@ impl Threads {
     /// The agent of a line; nothing changes until [`Threads::join`].
     pub fn place(&self, obj: &Map<String, Value>) -> Placed {
         let str_of = |key: &str| obj.get(key).and_then(Value::as_str);
+        if let Some(agent) = super::stream::thread_of(obj) {
+            return Placed {
+                agent,
+                uuid: None,
+                start: None,
+            };
+        }
         let uuid = str_of("uuid").map(str::to_string);
         if obj.get("isSidechain").and_then(Value::as_bool) != Some(true) {
             return Placed {
