@@ -7,7 +7,9 @@
 //! chatbot's `user`/`assistant` lines) is a look-alike: it is not read, and the reason is
 //! handed back so the file is listed (`input.skipped_files`), never passed over in silence.
 
-use super::{claude_code, codex, mini_swe_agent, openhands, pi, swe_agent, InputFormat, Sniffed};
+use super::{
+    claude_code, codex, gemini_cli, mini_swe_agent, openhands, pi, swe_agent, InputFormat, Sniffed,
+};
 use crate::ingest::error::{ParseError, ProblemKind};
 use crate::ingest::files::{open_regular, problem, Limits, BOM};
 use crate::ingest::lines::LineReader;
@@ -132,6 +134,7 @@ fn judge(first: &str) -> Detected {
         mini,
         Detected::of(InputFormat::SweAgent, swe_agent::judge(first)),
         Detected::of(InputFormat::Openhands, openhands::judge(first)),
+        Detected::of(InputFormat::GeminiCli, gemini_cli::judge_document(first)),
         sessions,
         unrecognised(&lines),
     ])
@@ -231,6 +234,7 @@ fn session_format(lines: &[serde_json::Value]) -> Detected {
     Detected::first([
         Detected::of(InputFormat::Pi, pi::judge(lines)),
         Detected::of(InputFormat::Codex, codex::judge(lines)),
+        Detected::of(InputFormat::GeminiCli, gemini_cli::judge(lines)),
         claude,
     ])
 }

@@ -26,13 +26,14 @@
 //! usage of a response rejected by versions that did not save it.
 
 mod fields;
-mod head;
+pub(super) mod head;
 mod reader;
 
 use super::builder::{ErrorTable, ToolTable};
 use super::read_document;
 use crate::ingest::error::{ParseError, Policy, ProblemKind};
 use crate::ingest::{unique, Limits, LoadedRun};
+pub use fields::kind_of;
 use reader::Reader;
 use serde_json::Value;
 use std::path::Path;

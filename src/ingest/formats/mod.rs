@@ -10,6 +10,7 @@ pub mod builder;
 pub mod claude_code;
 pub mod codex;
 mod detect;
+pub mod gemini_cli;
 pub mod mini_swe_agent;
 pub mod openhands;
 pub mod pi;
@@ -42,6 +43,9 @@ pub enum InputFormat {
     Openhands,
     /// Codex CLI session rollout JSONL (`~/.codex/sessions/YYYY/MM/DD/rollout-*.jsonl`).
     Codex,
+    /// Gemini CLI (and Qwen Code) chat record, JSON or JSONL
+    /// (`~/.gemini/tmp/<projectHash>/chats/session-*.json[l]`).
+    GeminiCli,
 }
 
 impl InputFormat {
@@ -54,13 +58,17 @@ impl InputFormat {
             Self::SweAgent => "swe-agent",
             Self::Openhands => "openhands",
             Self::Codex => "codex",
+            Self::GeminiCli => "gemini-cli",
         }
     }
 
     /// Session formats: one file per session, a directory of them is one project whose
     /// sessions carry state forward. The others hold one whole task per file.
     pub fn is_session_log(self) -> bool {
-        matches!(self, Self::ClaudeCode | Self::Pi | Self::Codex)
+        matches!(
+            self,
+            Self::ClaudeCode | Self::Pi | Self::Codex | Self::GeminiCli
+        )
     }
 }
 
@@ -100,6 +108,7 @@ pub fn import_capped(
         InputFormat::SweAgent => swe_agent::import(path, policy, limits)?,
         InputFormat::Openhands => openhands::import(path, policy, limits)?,
         InputFormat::Codex => codex::import(path, policy, limits)?,
+        InputFormat::GeminiCli => gemini_cli::import(path, policy, limits)?,
         InputFormat::Omnius => {
             return Err(ParseError {
                 path: super::display(path),
