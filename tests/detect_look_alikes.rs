@@ -249,6 +249,7 @@ fn every_real_format_fixture_is_still_detected_as_its_format() {
         ("swe_agent", InputFormat::SweAgent),
         ("openhands", InputFormat::Openhands),
         ("codex", InputFormat::Codex),
+        ("gemini_cli", InputFormat::GeminiCli),
     ] {
         let files = files_under(&formats.join(folder));
         assert!(!files.is_empty(), "{folder}");
@@ -263,7 +264,7 @@ fn every_real_format_fixture_is_still_detected_as_its_format() {
             checked += 1;
         }
     }
-    // Every fixture folder is one of the six above.
+    // Every fixture folder is one of the seven above.
     assert_eq!(files_under(&formats).len(), checked);
     // And replayed together, none of them is set aside as a look-alike.
     let out = replay(&["tests/fixtures/formats", "--format", "json"]);

@@ -14,13 +14,14 @@ const MYACTUATOR: &str = "corpora/myactuator";
 const FLAKY_GO: &str = "corpora/healthy-flaky-go";
 
 /// Every input format's sample, and the two hand-made corpora the issue names.
-const SAMPLES: [&str; 8] = [
+const SAMPLES: [&str; 9] = [
     "tests/fixtures/formats/claude_code",
     "tests/fixtures/formats/pi",
     "tests/fixtures/formats/mini_swe_agent",
     "tests/fixtures/formats/swe_agent",
     "tests/fixtures/formats/openhands",
     "tests/fixtures/formats/codex",
+    "tests/fixtures/formats/gemini_cli",
     DROPBEAR,
     MYACTUATOR,
 ];

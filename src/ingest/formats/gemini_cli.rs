@@ -1,4 +1,5 @@
-//! Gemini CLI chat records (issue #30, item 3), and Qwen Code's, which are the same record.
+//! Gemini CLI chat records (issue #30, item 3). Qwen Code, its fork, writes another record
+//! (JSONL `ChatRecord`s linked by `uuid`/`parentUuid`), not read here.
 //!
 //! Gemini CLI (`google-gemini/gemini-cli`, `packages/core/src/services/
 //! chatRecordingService.ts`, `chatRecordingTypes.ts`) saves each chat under

@@ -43,7 +43,7 @@ pub enum InputFormat {
     Openhands,
     /// Codex CLI session rollout JSONL (`~/.codex/sessions/YYYY/MM/DD/rollout-*.jsonl`).
     Codex,
-    /// Gemini CLI (and Qwen Code) chat record, JSON or JSONL
+    /// Gemini CLI chat record, JSON or JSONL
     /// (`~/.gemini/tmp/<projectHash>/chats/session-*.json[l]`).
     GeminiCli,
 }
