@@ -65,7 +65,8 @@ fn model_message(b: &mut Builder, agent: &str, m: &Map<String, Value>) -> Result
 
 /// `tokens` `{input, output, cached, thoughts, tool, total}` (`TokensSummary`): `input`
 /// (`promptTokenCount`) includes `cached`; `thoughts` are billed as output and are not in
-/// `output`; `tool` (`toolUsePromptTokenCount`) is prompt text of tool use, not in `input`.
+/// `output`; `tool` (`toolUsePromptTokenCount`) counts tool execution results sent back as
+/// input, apart from `input`.
 fn usage(t: &Value) -> Result<Usage, FieldError> {
     let Value::Object(t) = t else {
         return Err(wrong("tokens", "object", t));
