@@ -270,6 +270,7 @@ fn every_real_format_fixture_is_still_detected_as_its_format() {
         ("codex", InputFormat::Codex),
         ("atif", InputFormat::Atif),
         ("claude_code_stream", InputFormat::ClaudeCodeStream),
+        ("gemini_cli", InputFormat::GeminiCli),
     ] {
         let files = files_under(&formats.join(folder));
         assert!(!files.is_empty(), "{folder}");

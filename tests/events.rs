@@ -14,7 +14,7 @@ const MYACTUATOR: &str = "corpora/myactuator";
 const FLAKY_GO: &str = "corpora/healthy-flaky-go";
 
 /// Every input format's sample, and the two hand-made corpora the issue names.
-const SAMPLES: [&str; 9] = [
+const SAMPLES: [&str; 10] = [
     "tests/fixtures/formats/claude_code",
     "tests/fixtures/formats/pi",
     "tests/fixtures/formats/mini_swe_agent",
@@ -22,6 +22,7 @@ const SAMPLES: [&str; 9] = [
     "tests/fixtures/formats/openhands",
     "tests/fixtures/formats/codex",
     "tests/fixtures/formats/atif",
+    "tests/fixtures/formats/gemini_cli",
     DROPBEAR,
     MYACTUATOR,
 ];

@@ -29,7 +29,7 @@ pub const EXIT_INPUT: u8 = 2;
     about = "Replay coding-agent harness guards over recorded telemetry",
     long_about = "Replay coding-agent harness guards over recorded telemetry.\n\n\
         hindsight reads recorded runs (.omnius/ dumps, Claude Code and pi sessions, Codex CLI \
-        rollouts, Claude Code stream-json output, SWE-agent, mini-swe-agent, OpenHands and ATIF trajectories, Harbor trial folders), re-runs the harness guards (work orders) \
+        rollouts, Claude Code stream-json output, Gemini CLI chats, SWE-agent, mini-swe-agent, OpenHands and ATIF trajectories, Harbor trial folders), re-runs the harness guards (work orders) \
         over each trajectory, and reports which guard would have fired at which turn and an estimate \
         of the tokens it would have saved.",
     after_help = "Examples:\n  hindsight replay corpora/\n  hindsight replay runs/ --format json --out report.json\n  hindsight guards\n  hindsight gate corpora/ --expect corpora/expectations.json\n  hindsight explain corpora/telegram-dropbear --format markdown\n  hindsight events corpora/myactuator --run 1783159200000-p7x2vd\n  hindsight sweep corpora/ --expect corpora/expectations.json --param breaker.abandon=3..8\n  \

@@ -12,7 +12,7 @@
 
 use super::error::{ParseError, ProblemKind};
 use super::files::{io_problem, kind_name, open_regular, problem, Limits};
-use super::formats::{atif, codex, detect_file, openhands, Detected, InputFormat};
+use super::formats::{atif, codex, detect_file, gemini_cli, openhands, Detected, InputFormat};
 use super::lines::{LineAt, LineReader};
 use super::walk::walk;
 use std::collections::BTreeMap;
@@ -215,7 +215,11 @@ fn file_projects(
             line: None,
         };
         if format.is_session_log() {
-            let order = first_timestamp(&file, &limits).unwrap_or_default();
+            let order = match format {
+                InputFormat::GeminiCli => gemini_cli::recorded(&file, "startTime"),
+                _ => first_timestamp(&file, &limits),
+            }
+            .unwrap_or_default();
             sessions
                 .entry((session_group(&file, &folder, format, &limits), format))
                 .or_insert_with(|| (folder, Vec::new()))
@@ -248,13 +252,14 @@ fn file_projects(
 /// that records its `cwd` (Codex files sessions by date, not by project), which joins the
 /// other rollouts of that `cwd`, wherever they are filed.
 fn session_group(file: &Path, folder: &Path, format: InputFormat, limits: &Limits) -> String {
-    let cwd = (format == InputFormat::Codex)
-        .then(|| codex::recorded_cwd(file, limits))
-        .flatten();
-    match cwd {
-        Some(cwd) => format!("codex:{cwd}"),
-        None => display(folder),
-    }
+    let recorded = match format {
+        InputFormat::Codex => codex::recorded_cwd(file, limits).map(|cwd| format!("codex:{cwd}")),
+        InputFormat::GeminiCli => {
+            gemini_cli::recorded(file, "projectHash").map(|hash| format!("gemini-cli:{hash}"))
+        }
+        _ => None,
+    };
+    recorded.unwrap_or_else(|| display(folder))
 }
 
 /// The format of each candidate file (`forced`, else detected); look-alikes and files that

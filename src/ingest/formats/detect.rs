@@ -8,7 +8,8 @@
 //! handed back so the file is listed (`input.skipped_files`), never passed over in silence.
 
 use super::{
-    atif, claude_code, codex, mini_swe_agent, openhands, pi, swe_agent, InputFormat, Sniffed,
+    atif, claude_code, codex, gemini_cli, mini_swe_agent, openhands, pi, swe_agent, InputFormat,
+    Sniffed,
 };
 use crate::ingest::error::{ParseError, ProblemKind};
 use crate::ingest::files::{open_regular, problem, Limits, BOM};
@@ -135,6 +136,7 @@ fn judge(first: &str) -> Detected {
         Detected::of(InputFormat::SweAgent, swe_agent::judge(first)),
         Detected::of(InputFormat::Openhands, openhands::judge(first)),
         Detected::of(InputFormat::Atif, atif::judge(first)),
+        Detected::of(InputFormat::GeminiCli, gemini_cli::judge_document(first)),
         sessions,
         unrecognised(&lines),
     ])
@@ -241,6 +243,7 @@ fn session_format(lines: &[serde_json::Value]) -> Detected {
     Detected::first([
         Detected::of(InputFormat::Pi, pi::judge(lines)),
         Detected::of(InputFormat::Codex, codex::judge(lines)),
+        Detected::of(InputFormat::GeminiCli, gemini_cli::judge(lines)),
         claude,
         stream,
     ])

@@ -33,6 +33,7 @@ use super::builder::{ErrorTable, ToolTable};
 use super::read_document;
 use crate::ingest::error::{ParseError, Policy, ProblemKind};
 use crate::ingest::{unique, Limits, LoadedRun};
+pub use fields::kind_of;
 use reader::Reader;
 use serde_json::Value;
 use std::path::Path;

@@ -11,6 +11,7 @@ pub mod builder;
 pub mod claude_code;
 pub mod codex;
 mod detect;
+pub mod gemini_cli;
 pub mod mini_swe_agent;
 pub mod openhands;
 pub mod pi;
@@ -47,6 +48,9 @@ pub enum InputFormat {
     Atif,
     /// Claude Code `-p --output-format stream-json` output: one `claude -p` run per file.
     ClaudeCodeStream,
+    /// Gemini CLI chat record, JSON or JSONL
+    /// (`~/.gemini/tmp/<projectHash>/chats/session-*.json[l]`).
+    GeminiCli,
 }
 
 impl InputFormat {
@@ -61,6 +65,7 @@ impl InputFormat {
             Self::Codex => "codex",
             Self::Atif => "atif",
             Self::ClaudeCodeStream => "claude-code-stream",
+            Self::GeminiCli => "gemini-cli",
         }
     }
 
@@ -68,7 +73,10 @@ impl InputFormat {
     /// sessions carry state forward. The others hold one whole task per file (a Claude Code
     /// stream is one `claude -p` invocation, one task).
     pub fn is_session_log(self) -> bool {
-        matches!(self, Self::ClaudeCode | Self::Pi | Self::Codex)
+        matches!(
+            self,
+            Self::ClaudeCode | Self::Pi | Self::Codex | Self::GeminiCli
+        )
     }
 }
 
@@ -111,6 +119,7 @@ pub fn import_capped(
         InputFormat::Openhands => openhands::import(path, policy, limits)?,
         InputFormat::Codex => codex::import(path, policy, limits)?,
         InputFormat::Atif => atif::import(path, policy, limits)?,
+        InputFormat::GeminiCli => gemini_cli::import(path, policy, limits)?,
         InputFormat::Omnius => {
             return Err(ParseError {
                 path: super::display(path),
