@@ -30,9 +30,9 @@ mod rollout;
 
 use super::builder::{Builder, ToolTable};
 use super::Sniffed;
-use crate::ingest::error::{FieldError, ParseError, Policy, ProblemKind};
-use crate::ingest::formats::open_lines;
-use crate::ingest::json::{parse_unique, to_serde, ThreadBuffers};
+use crate::ingest::error::{FieldError, ParseError, Policy};
+use crate::ingest::formats::{open_lines, read_json_lines, LineSink};
+use crate::ingest::json::to_serde;
 use crate::ingest::{Limits, LoadedRun};
 use rollout::{Rollout, LINE_TYPES};
 use serde_json::Value;
@@ -162,53 +162,18 @@ pub fn recorded_cwd(path: &Path, limits: &Limits) -> Option<String> {
 
 pub fn import(path: &Path, policy: Policy, limits: &Limits) -> Result<LoadedRun, ParseError> {
     let (shown, mut lines) = open_lines(path, limits)?;
-    let located = |line: Option<u64>, kind| ParseError {
-        path: shown.clone(),
-        line,
-        field: None,
-        kind,
-    };
     let mut run = Rollout::new(Builder::new(&shown));
-    let mut buffers = ThreadBuffers::take();
-    while let Some(line) = lines.next_line() {
-        let line = match line {
-            Ok(line) => line,
-            Err(e) => {
-                run.b
-                    .problems
-                    .record(policy, located(None, ProblemKind::Io(e.to_string())))?;
-                break;
-            }
-        };
-        run.b.stats.bytes += line.raw_len;
-        let (number, terminated) = (line.number, line.terminated);
-        if line.too_long {
-            let kind = ProblemKind::LineTooLong(limits.line_mib());
-            run.b.problems.record(policy, located(Some(number), kind))?;
-            continue;
-        }
-        let buf = line.bytes;
-        if buf.iter().all(u8::is_ascii_whitespace) {
-            continue;
-        }
-        let outcome = match parse_unique(buf, &mut buffers) {
-            Err(e) if !terminated && matches!(e.kind, ProblemKind::InvalidJson(_)) => {
-                Err(FieldError::new("", ProblemKind::Truncated))
-            }
-            Err(e) => Err(e),
-            Ok(value) => run.line(&to_serde(&value)),
-        };
-        if let Err(e) = outcome {
-            let field = (!e.field.is_empty()).then_some(e.field);
-            run.b.problems.record(
-                policy,
-                ParseError {
-                    field,
-                    ..located(Some(number), e.kind)
-                },
-            )?;
-        }
-    }
+    read_json_lines(&mut lines, &shown, policy, limits, &mut run)?;
     run.close();
     Ok(run.b.finish())
+}
+
+impl LineSink for Rollout {
+    fn builder(&mut self) -> &mut Builder {
+        &mut self.b
+    }
+
+    fn entry(&mut self, value: &simd_json::BorrowedValue<'_>) -> Result<(), FieldError> {
+        self.line(&to_serde(value))
+    }
 }

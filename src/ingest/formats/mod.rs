@@ -168,6 +168,75 @@ pub fn read_document(path: &Path, limits: &Limits) -> Result<(String, Vec<u8>), 
     Ok((shown, bytes))
 }
 
+/// A JSONL importer's state, fed one parsed line at a time by [`read_json_lines`].
+pub trait LineSink {
+    /// Where problems and input counts go.
+    fn builder(&mut self) -> &mut builder::Builder;
+    /// One line's record; a problem it returns is located at the line.
+    fn entry(
+        &mut self,
+        value: &simd_json::BorrowedValue<'_>,
+    ) -> Result<(), super::error::FieldError>;
+}
+
+/// Feeds every line of a JSONL log to `sink`, as every JSONL importer reads one: bytes
+/// counted, blank lines skipped; a line over the cap, a line that is no JSON (a cut last
+/// line: truncated), and what `sink` finds wrong with a record are problems located at
+/// their line (file:line:field), recorded under `policy`.
+pub fn read_json_lines<R: BufRead>(
+    lines: &mut LineReader<R>,
+    shown: &str,
+    policy: Policy,
+    limits: &Limits,
+    sink: &mut impl LineSink,
+) -> Result<(), ParseError> {
+    use super::error::FieldError;
+    let located = |line: Option<u64>, field: Option<String>, kind| ParseError {
+        path: shown.to_string(),
+        line,
+        field,
+        kind,
+    };
+    let mut buffers = super::json::ThreadBuffers::take();
+    while let Some(line) = lines.next_line() {
+        let line = match line {
+            Ok(line) => line,
+            Err(e) => {
+                let kind = ProblemKind::Io(e.to_string());
+                sink.builder()
+                    .problems
+                    .record(policy, located(None, None, kind))?;
+                break;
+            }
+        };
+        sink.builder().stats.bytes += line.raw_len;
+        let (number, terminated) = (line.number, line.terminated);
+        if line.too_long {
+            let kind = ProblemKind::LineTooLong(limits.line_mib());
+            let problem = located(Some(number), None, kind);
+            sink.builder().problems.record(policy, problem)?;
+            continue;
+        }
+        let buf = line.bytes;
+        if buf.iter().all(u8::is_ascii_whitespace) {
+            continue;
+        }
+        let outcome = match super::json::parse_unique(buf, &mut buffers) {
+            Err(e) if !terminated && matches!(e.kind, ProblemKind::InvalidJson(_)) => {
+                Err(FieldError::new("", ProblemKind::Truncated))
+            }
+            Err(e) => Err(e),
+            Ok(value) => sink.entry(&value),
+        };
+        if let Err(e) = outcome {
+            let field = (!e.field.is_empty()).then_some(e.field);
+            let problem = located(Some(number), field, e.kind);
+            sink.builder().problems.record(policy, problem)?;
+        }
+    }
+    Ok(())
+}
+
 /// Opens a JSONL session log, a regular file only.
 pub fn open_lines(
     path: &Path,

@@ -33,8 +33,7 @@
 
 use super::builder::{Builder, ErrorTable, ToolTable};
 use crate::ingest::error::{FieldError, ParseError, Policy, ProblemKind};
-use crate::ingest::formats::{open_lines, Sniffed};
-use crate::ingest::json::{parse_unique, ThreadBuffers};
+use crate::ingest::formats::{open_lines, read_json_lines, LineSink, Sniffed};
 use crate::ingest::{Limits, LoadedRun};
 use session::Session;
 use std::path::Path;
@@ -170,45 +169,16 @@ pub fn import(path: &Path, policy: Policy, limits: &Limits) -> Result<LoadedRun,
         }
     };
     let mut run = Session::new(Builder::new(&shown), branch);
-    let mut buffers = ThreadBuffers::take();
-    while let Some(line) = lines.next_line() {
-        let line = match line {
-            Ok(line) => line,
-            Err(e) => {
-                run.b
-                    .problems
-                    .record(policy, located(None, ProblemKind::Io(e.to_string())))?;
-                break;
-            }
-        };
-        run.b.stats.bytes += line.raw_len;
-        let (number, terminated) = (line.number, line.terminated);
-        if line.too_long {
-            let kind = ProblemKind::LineTooLong(limits.line_mib());
-            run.b.problems.record(policy, located(Some(number), kind))?;
-            continue;
-        }
-        let buf = line.bytes;
-        if buf.iter().all(u8::is_ascii_whitespace) {
-            continue;
-        }
-        let outcome = match parse_unique(buf, &mut buffers) {
-            Err(e) if !terminated && matches!(e.kind, ProblemKind::InvalidJson(_)) => {
-                Err(FieldError::new("", ProblemKind::Truncated))
-            }
-            Err(e) => Err(e),
-            Ok(value) => run.entry(&value),
-        };
-        if let Err(e) = outcome {
-            let field = (!e.field.is_empty()).then_some(e.field);
-            run.b.problems.record(
-                policy,
-                ParseError {
-                    field,
-                    ..located(Some(number), e.kind)
-                },
-            )?;
-        }
-    }
+    read_json_lines(&mut lines, &shown, policy, limits, &mut run)?;
     Ok(run.b.finish())
+}
+
+impl LineSink for Session {
+    fn builder(&mut self) -> &mut Builder {
+        &mut self.b
+    }
+
+    fn entry(&mut self, value: &simd_json::BorrowedValue<'_>) -> Result<(), FieldError> {
+        Session::entry(self, value)
+    }
 }
