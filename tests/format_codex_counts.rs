@@ -3,11 +3,12 @@
 //! kind and agent threads of every rollout under `tests/fixtures/formats/codex/`. The
 //! counts below read the JSON with serde_json directly, never through hindsight.
 
+mod common;
+
 use hindsight::ingest::formats::{import, InputFormat};
-use hindsight::ingest::{LoadedRun, Policy};
-use hindsight::model::EventKind;
+use hindsight::ingest::Policy;
 use serde_json::Value;
-use std::collections::BTreeSet;
+
 use std::path::{Path, PathBuf};
 
 const ROOT: &str = "tests/fixtures/formats/codex";
@@ -30,15 +31,7 @@ fn rollouts() -> Vec<PathBuf> {
     out
 }
 
-#[derive(Debug, Default, PartialEq, Eq)]
-struct Counts {
-    requests: u64,
-    calls: u64,
-    failed: u64,
-    /// Fresh input, cache reads, output.
-    tokens: [u64; 3],
-    threads: BTreeSet<String>,
-}
+use common::RunCounts as Counts;
 
 /// Counted from the raw lines: in a file with `token_count` rows, one request per row
 /// whose `total_token_usage` differs from the previous row's, its `last_token_usage`
@@ -135,32 +128,11 @@ fn counts(path: &Path) -> Counts {
     c
 }
 
-fn figures(run: &LoadedRun) -> Counts {
-    let mut c = Counts::default();
-    for e in &run.events {
-        match &e.kind {
-            EventKind::ModelRequest(r) => {
-                c.requests += 1;
-                c.threads.insert(e.at.agent.clone());
-                if let Some(u) = r.usage {
-                    c.tokens[0] += u.input;
-                    c.tokens[1] += u.cache_read;
-                    c.tokens[2] += u.output;
-                }
-            }
-            EventKind::ToolCall(_) => c.calls += 1,
-            EventKind::ToolResult(r) if !r.success => c.failed += 1,
-            _ => {}
-        }
-    }
-    c
-}
-
 #[test]
 fn every_rollout_matches_its_raw_counts() {
     for path in rollouts() {
         let run = import(&path, "r", InputFormat::Codex, Policy::Strict).expect("loads");
-        let (want, got) = (counts(&path), figures(&run));
+        let (want, got) = (counts(&path), common::run_counts(&run));
         assert_eq!(got, want, "{}", path.display());
         // Nothing is left unread or unknown.
         assert!(run.problems.listed.is_empty(), "{}", path.display());

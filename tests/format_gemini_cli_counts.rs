@@ -3,11 +3,12 @@
 //! of every chat under `tests/fixtures/formats/gemini_cli/`. The counts below read the JSON
 //! with serde_json directly, never through hindsight.
 
+mod common;
+
 use hindsight::ingest::formats::{import, InputFormat};
-use hindsight::ingest::{LoadedRun, Policy};
-use hindsight::model::EventKind;
+use hindsight::ingest::Policy;
 use serde_json::Value;
-use std::collections::{BTreeSet, HashMap};
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
 const ROOT: &str = "tests/fixtures/formats/gemini_cli";
@@ -30,15 +31,7 @@ fn chats() -> Vec<PathBuf> {
     out
 }
 
-#[derive(Debug, Default, PartialEq, Eq)]
-struct Counts {
-    requests: u64,
-    calls: u64,
-    failed: u64,
-    /// Fresh input, cache reads, output.
-    tokens: [u64; 3],
-    threads: BTreeSet<String>,
-}
+use common::RunCounts as Counts;
 
 /// The messages a file ends with, and whether it is a sub-agent's. The JSONL form is
 /// replayed here with an id → message map and a list of ids in first-seen order: a
@@ -99,32 +92,11 @@ fn counts(path: &Path) -> Counts {
     c
 }
 
-fn figures(run: &LoadedRun) -> Counts {
-    let mut c = Counts::default();
-    for e in &run.events {
-        match &e.kind {
-            EventKind::ModelRequest(r) => {
-                c.requests += 1;
-                c.threads.insert(e.at.agent.clone());
-                if let Some(u) = r.usage {
-                    c.tokens[0] += u.input;
-                    c.tokens[1] += u.cache_read;
-                    c.tokens[2] += u.output;
-                }
-            }
-            EventKind::ToolCall(_) => c.calls += 1,
-            EventKind::ToolResult(r) if !r.success => c.failed += 1,
-            _ => {}
-        }
-    }
-    c
-}
-
 #[test]
 fn every_chat_matches_its_raw_counts() {
     for path in chats() {
         let run = import(&path, "r", InputFormat::GeminiCli, Policy::Strict).expect("loads");
-        let (want, got) = (counts(&path), figures(&run));
+        let (want, got) = (counts(&path), common::run_counts(&run));
         assert_eq!(got, want, "{}", path.display());
         assert!(run.problems.listed.is_empty(), "{}", path.display());
         assert!(

@@ -176,3 +176,38 @@ pub fn scale_example(dir: &std::path::Path) {
         );
     }
 }
+
+/// What a run's events count (the `*_counts.rs` tests set these against counts taken from
+/// the raw fixtures): requests, tool calls, failed calls, tokens (fresh input, cache reads,
+/// output) and the agent threads that made requests.
+#[derive(Debug, Default, PartialEq, Eq)]
+pub struct RunCounts {
+    pub requests: u64,
+    pub calls: u64,
+    pub failed: u64,
+    pub tokens: [u64; 3],
+    pub threads: std::collections::BTreeSet<String>,
+}
+
+/// [`RunCounts`] of `run`, from its events.
+pub fn run_counts(run: &LoadedRun) -> RunCounts {
+    use hindsight::model::EventKind;
+    let mut c = RunCounts::default();
+    for e in &run.events {
+        match &e.kind {
+            EventKind::ModelRequest(r) => {
+                c.requests += 1;
+                c.threads.insert(e.at.agent.clone());
+                if let Some(u) = r.usage {
+                    c.tokens[0] += u.input;
+                    c.tokens[1] += u.cache_read;
+                    c.tokens[2] += u.output;
+                }
+            }
+            EventKind::ToolCall(_) => c.calls += 1,
+            EventKind::ToolResult(r) if !r.success => c.failed += 1,
+            _ => {}
+        }
+    }
+    c
+}
