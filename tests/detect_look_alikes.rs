@@ -247,11 +247,18 @@ fn files_under(dir: &Path) -> Vec<PathBuf> {
 }
 
 /// What a Harbor trial folder holds besides its ATIF trajectory: the trial's own files
-/// (no recorded run) and the agent's native log (a Claude Code session).
+/// (no recorded run), the agent's native log (a Claude Code session), and a native log of
+/// an agent hindsight does not read (`native-agent.jsonl`: unrecognised, as a file alone).
 fn harbor_trial_file(file: &Path) -> Option<Detected> {
     let name = file.file_name()?.to_str()?;
     match name {
         "config.json" | "result.json" | "reward.txt" => Some(Detected::Other),
+        "native-agent.jsonl" => Some(Detected::Unrecognised {
+            nearest: None,
+            reason: "JSON Lines whose records match no format hindsight reads (their keys: \
+                     agent_log, event, seq)"
+                .into(),
+        }),
         _ if name.ends_with(".jsonl") => Some(Detected::Format(InputFormat::ClaudeCode)),
         _ => None,
     }

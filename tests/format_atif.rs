@@ -430,6 +430,34 @@ fn a_harbor_trial_is_one_run_named_after_the_trial_and_its_native_log_is_not_rep
     assert_eq!(alone[0].format, InputFormat::ClaudeCode);
 }
 
+/// A trial's native log in a format hindsight does not read (`native-agent.jsonl` in the
+/// failed trial) is the run its trajectory already is: not listed as unrecognised, so
+/// `--strict` does not stop on it; alone, it is unrecognised as any such file.
+#[test]
+fn a_native_log_hindsight_cannot_read_beside_a_trials_trajectory_is_no_problem() {
+    let job = format!("{DIR}/{JOB}");
+    let out = hindsight()
+        .args(["replay", &job, "--strict", "--format", "json"])
+        .output()
+        .expect("runs");
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let report: Value = serde_json::from_slice(&out.stdout).expect("json");
+    assert!(
+        report["input"].get("unrecognised").is_none(),
+        "{}",
+        report["input"]
+    );
+    let alone = format!("{job}/{FAILED}/agent/native-agent.jsonl");
+    let out = hindsight().args(["replay", &alone]).output().expect("runs");
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("warning: unrecognised"));
+}
+
 #[test]
 fn gate_on_a_harbor_job_with_no_labels_takes_the_trials_rewards() {
     let out = hindsight()

@@ -169,8 +169,13 @@ fn file_projects(
     files.sort();
     files.dedup();
     let detected = detect_all(files, forced, limits, found);
-    // A Harbor trial's native log is the run its ATIF trajectory already is.
+    // A Harbor trial's native log is the run its ATIF trajectory already is, also when it is
+    // in a format hindsight does not read (it is then not listed as unrecognised either).
     let native = atif::trial::native_logs(&detected);
+    let scopes = atif::trial::NativeScopes::of(&detected);
+    found
+        .unrecognised
+        .retain(|f| !scopes.covers(Path::new(&f.path)));
     // Session logs: one project per folder. Trajectories: one project per file, and one per
     // instance of an evaluation output; an ATIF trajectory of a Harbor trial, one per trial.
     let mut sessions: BTreeMap<(String, InputFormat), SessionGroup> = BTreeMap::new();

@@ -34,27 +34,42 @@ pub fn trial_of(trajectory: &Path) -> Option<PathBuf> {
         .then(|| trial.to_path_buf())
 }
 
-/// The recorded runs of other formats that an ATIF trajectory among `found` already is:
-/// every one under the trial folder of a trial's trajectory, or in the same folder as a
-/// trajectory outside a trial (a converted log kept beside its source).
-pub fn native_logs(found: &[(PathBuf, InputFormat)]) -> BTreeSet<PathBuf> {
-    let scopes: Vec<(PathBuf, bool)> = found
-        .iter()
-        .filter(|(_, f)| *f == InputFormat::Atif)
-        .filter_map(|(file, _)| match trial_of(file) {
-            Some(trial) => Some((trial, true)),
-            None => Some((file.parent()?.to_path_buf(), false)),
+/// Where the ATIF trajectories among `found` stand for their agents' native logs: each
+/// trial folder of a trial's trajectory (anything under it), and the folder of a
+/// trajectory outside a trial (a converted log kept beside its source; that folder only).
+pub struct NativeScopes(Vec<(PathBuf, bool)>);
+
+impl NativeScopes {
+    pub fn of(found: &[(PathBuf, InputFormat)]) -> Self {
+        Self(
+            found
+                .iter()
+                .filter(|(_, f)| *f == InputFormat::Atif)
+                .filter_map(|(file, _)| match trial_of(file) {
+                    Some(trial) => Some((trial, true)),
+                    None => Some((file.parent()?.to_path_buf(), false)),
+                })
+                .collect(),
+        )
+    }
+
+    /// Whether `file` (not itself an ATIF trajectory) is a native log an ATIF trajectory
+    /// already is.
+    pub fn covers(&self, file: &Path) -> bool {
+        self.0.iter().any(|(scope, deep)| match deep {
+            true => file.starts_with(scope),
+            false => file.parent() == Some(scope.as_path()),
         })
-        .collect();
+    }
+}
+
+/// The recorded runs of other formats that an ATIF trajectory among `found` already is
+/// ([`NativeScopes`]).
+pub fn native_logs(found: &[(PathBuf, InputFormat)]) -> BTreeSet<PathBuf> {
+    let scopes = NativeScopes::of(found);
     found
         .iter()
-        .filter(|(_, f)| *f != InputFormat::Atif)
-        .filter(|(file, _)| {
-            scopes.iter().any(|(scope, deep)| match deep {
-                true => file.starts_with(scope),
-                false => file.parent() == Some(scope.as_path()),
-            })
-        })
+        .filter(|(file, f)| *f != InputFormat::Atif && scopes.covers(file))
         .map(|(file, _)| file.clone())
         .collect()
 }
