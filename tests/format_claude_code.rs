@@ -525,3 +525,34 @@ fn a_one_hour_cache_write_is_priced_at_its_own_rate() {
     let cost = report["runs"][0]["cost_usd"].as_f64().expect("priced");
     assert!((cost - (split_cost + unsplit_cost)).abs() < 1e-9, "{cost}");
 }
+
+/// Issue #30, item 6: Claude Code 2.1 writes a session's sub-agents under
+/// `<session>/subagents/` beside `<session>.jsonl`; they belong to the session's project
+/// (named `<session>/<agent>`), so the project's tokens and cost include them, instead of
+/// making a project of their own.
+#[test]
+fn a_sessions_subagents_folder_belongs_to_its_project() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let project = dir.path().join("shop");
+    let subagents = project.join("s").join("subagents");
+    std::fs::create_dir_all(&subagents).expect("mkdir");
+    let usage = r#"{"input_tokens":1000,"cache_creation_input_tokens":0,"cache_read_input_tokens":0,"output_tokens":100}"#;
+    std::fs::write(project.join("s.jsonl"), assistant_line(1, "m1", usage, "")).expect("write");
+    let sub = assistant_line(2, "m2", usage, r#","agentId":"a1""#)
+        .replace(r#""isSidechain":false"#, r#""isSidechain":true"#);
+    std::fs::write(subagents.join("agent-a1.jsonl"), sub).expect("write");
+    let path = project.to_str().expect("UTF-8");
+    let report = common::json_report(&["replay", path, "--format", "json"]);
+    let runs: Vec<(&str, &str, u64)> = (report["runs"].as_array().expect("runs").iter())
+        .map(|r| {
+            (
+                r["project"].as_str().expect("project"),
+                r["run_id"].as_str().expect("id"),
+                r["tokens_total"].as_u64().expect("tokens"),
+            )
+        })
+        .collect();
+    assert_eq!(runs, [(path, "s", 1100), (path, "s/agent-a1", 1100)]);
+    assert_eq!(report["summary"]["projects"], 1);
+    assert_eq!(report["summary"]["tokens_total"], 2200);
+}

@@ -212,8 +212,15 @@ fn file_projects(
             projects.push(trial_project(trial, file, limits));
             continue;
         }
+        // A Claude Code sub-agent's transcript is named under its session (`<S>/<agent>`).
+        let owner = (format == InputFormat::ClaudeCode)
+            .then(|| subagents_session(&folder))
+            .flatten();
         let run = RunSource {
-            run_id: stem.clone(),
+            run_id: match &owner {
+                Some((_, session)) => format!("{session}/{stem}"),
+                None => stem.clone(),
+            },
             path: file.clone(),
             format,
             limits,
@@ -255,9 +262,12 @@ fn file_projects(
 
 /// The project a session log belongs to, by name: its folder, except for a Codex rollout
 /// that records its `cwd` (Codex files sessions by date, not by project), which joins the
-/// other rollouts of that `cwd`, wherever they are filed.
+/// other rollouts of that `cwd`, wherever they are filed; a Gemini CLI chat, which joins
+/// its `projectHash`; and a Claude Code sub-agent transcript, which joins its session's
+/// project ([`subagents_session`]).
 fn session_group(file: &Path, folder: &Path, format: InputFormat, limits: &Limits) -> String {
     let recorded = match format {
+        InputFormat::ClaudeCode => subagents_session(folder).map(|(project, _)| display(&project)),
         InputFormat::Codex => codex::recorded_cwd(file, limits).map(|cwd| format!("codex:{cwd}")),
         InputFormat::GeminiCli => {
             gemini_cli::recorded(file, "projectHash").map(|hash| format!("gemini-cli:{hash}"))
@@ -265,6 +275,23 @@ fn session_group(file: &Path, folder: &Path, format: InputFormat, limits: &Limit
         _ => None,
     };
     recorded.unwrap_or_else(|| display(folder))
+}
+
+/// A Claude Code session's sub-agents folder (`<project>/<session>/subagents/`, beside
+/// `<project>/<session>.jsonl`, as Claude Code 2.1 writes it): the project folder and the
+/// session's name. Its transcripts belong to that session's project, so the project's
+/// cost includes its sub-agents (issue #30, item 6), instead of being a project apart.
+fn subagents_session(folder: &Path) -> Option<(PathBuf, String)> {
+    if folder.file_name()? != "subagents" {
+        return None;
+    }
+    let session_dir = folder.parent()?;
+    let session = session_dir.file_name()?.to_str()?.to_string();
+    let project = session_dir.parent()?;
+    project
+        .join(format!("{session}.jsonl"))
+        .is_file()
+        .then(|| (project.to_path_buf(), session))
 }
 
 /// The format of each candidate file (`forced`, else detected); look-alikes and files that
