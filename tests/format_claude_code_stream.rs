@@ -8,8 +8,7 @@ mod common;
 
 use hindsight::ingest::formats::{detect, detect_file, import, Detected, InputFormat};
 use hindsight::ingest::{Limits, LoadedRun, Policy, ProblemKind};
-use hindsight::model::{EventKind, ToolCall, ToolResult};
-use std::collections::BTreeMap;
+use hindsight::model::{EventKind, ToolCall};
 use std::path::{Path, PathBuf};
 
 const DIR: &str = "tests/fixtures/formats/claude_code_stream";
@@ -40,16 +39,6 @@ fn calls(run: &LoadedRun) -> Vec<(&str, &ToolCall)> {
         .iter()
         .filter_map(|e| match &e.kind {
             EventKind::ToolCall(c) => Some((e.at.agent.as_str(), c)),
-            _ => None,
-        })
-        .collect()
-}
-
-fn results(run: &LoadedRun) -> BTreeMap<&str, &ToolResult> {
-    run.events
-        .iter()
-        .filter_map(|e| match &e.kind {
-            EventKind::ToolResult(r) => Some((r.call_id.as_str(), r)),
             _ => None,
         })
         .collect()
@@ -107,14 +96,14 @@ fn requests_calls_and_results_map_as_in_session_logs() {
     );
     // `file_path` is `path`, as in the session logs.
     assert!(calls(&run)[0].1.args.contains_key("path"));
-    let got = results(&run);
+    let got = common::tool_results(&run);
     let judged = |id: &str| (got[id].success, got[id].error_class.as_deref());
     assert_eq!(judged("toolu_01"), (true, None));
     assert_eq!(judged("toolu_02"), (false, None)); // Exit code 101: generic rules
     assert_eq!(judged("toolu_03"), (false, Some("stale_edit")));
     assert_eq!(judged("toolu_06"), (true, None));
     let other = load(MAX_TURNS);
-    let got = results(&other);
+    let got = common::tool_results(&other);
     assert_eq!(got["toolu_11"].error_class.as_deref(), Some("blocked"));
     assert_eq!(got["toolu_12"].error_class.as_deref(), Some("not_found"));
     // msg_12 over two lines, output growing: one request, its largest output.

@@ -8,8 +8,8 @@ mod common;
 
 use hindsight::ingest::formats::{detect, detect_file, import, Detected, InputFormat};
 use hindsight::ingest::{Limits, LoadedRun, Policy, ProblemKind};
-use hindsight::model::{EventKind, ToolCall, ToolResult};
-use hindsight::normalize::{ErrorClass, RunState, Step, ToolKind};
+use hindsight::model::{EventKind, ToolCall};
+use hindsight::normalize::{ErrorClass, ToolKind};
 use serde_json::Value;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -38,39 +38,6 @@ fn calls(run: &LoadedRun) -> Vec<(u32, &ToolCall)> {
             _ => None,
         })
         .collect()
-}
-
-fn results(run: &LoadedRun) -> BTreeMap<&str, &ToolResult> {
-    run.events
-        .iter()
-        .filter_map(|e| match &e.kind {
-            EventKind::ToolResult(r) => Some((r.call_id.as_str(), r)),
-            _ => None,
-        })
-        .collect()
-}
-
-/// A call's kind and, once answered, its success and error class.
-type Normalized = (ToolKind, Option<(bool, Option<ErrorClass>)>);
-
-/// Kinds and error classes after normalization, by call id.
-fn normalized(run: &LoadedRun) -> BTreeMap<String, Normalized> {
-    let mut state = RunState::new();
-    let mut out = BTreeMap::new();
-    for event in &run.events {
-        match state.step(event).step {
-            Step::Call(call) => {
-                out.insert(call.call_id.to_string(), (call.kind, None));
-            }
-            Step::Result { call, outcome, .. } => {
-                if let Some(entry) = out.get_mut(&call.call_id.to_string()) {
-                    entry.1 = Some((outcome.success, outcome.error_class));
-                }
-            }
-            _ => {}
-        }
-    }
-    out
 }
 
 fn write(dir: &Path, name: &str, text: &str) -> PathBuf {
@@ -155,7 +122,7 @@ fn shell_calls_carry_their_command_as_a_shell_line() {
 #[test]
 fn a_non_zero_exit_code_is_a_failed_call() {
     let run = load(MAIN);
-    let kinds = normalized(&run);
+    let kinds = common::normalized_by_call(&run);
     let outcome = |id: &str| kinds[id].1.expect("answered");
     // `metadata.exit_code` in the output's JSON string.
     assert_eq!(outcome("call_t1"), (false, Some(ErrorClass::Failed)));
@@ -164,7 +131,10 @@ fn a_non_zero_exit_code_is_a_failed_call() {
     // `Exit code: 0` in a plain-text output; exit 0 in JSON.
     assert_eq!(outcome("call_t3"), (true, None));
     assert_eq!(outcome("call_t5"), (true, None));
-    let failed = results(&run).values().filter(|r| !r.success).count();
+    let failed = common::tool_results(&run)
+        .values()
+        .filter(|r| !r.success)
+        .count();
     assert_eq!(failed, 2);
 }
 
@@ -194,7 +164,7 @@ fn apply_patch_is_an_edit_of_the_files_it_names() {
             ),
         ]
     );
-    let kinds = normalized(&run);
+    let kinds = common::normalized_by_call(&run);
     assert_eq!(kinds["call_p1"].0, ToolKind::Edit);
     assert_eq!(kinds["call_t4"].0, ToolKind::Edit);
 }
@@ -327,7 +297,7 @@ fn the_envelope_less_form_is_read_alike() {
         .map(|(_, c)| (c.call_id.as_str(), c.args["command"].as_str().unwrap()))
         .collect();
     assert_eq!(ids, [("call_o1", "make -C parser")]);
-    assert!(!results(&run)["call_o1"].success);
+    assert!(!common::tool_results(&run)["call_o1"].success);
     // No token_count in this form: each model response is a request without usage.
     let requests: Vec<_> = run
         .events

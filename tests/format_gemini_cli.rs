@@ -8,8 +8,8 @@ mod common;
 
 use hindsight::ingest::formats::{detect, detect_file, import, Detected, InputFormat};
 use hindsight::ingest::{Limits, LoadedRun, Policy, ProblemKind};
-use hindsight::model::{EventKind, ToolResult, Usage};
-use hindsight::normalize::{ErrorClass, RunState, Step, ToolKind};
+use hindsight::model::{EventKind, Usage};
+use hindsight::normalize::{ErrorClass, ToolKind};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
@@ -46,37 +46,6 @@ fn requests(run: &LoadedRun) -> Vec<(Option<Usage>, Option<String>)> {
             _ => None,
         })
         .collect()
-}
-
-fn results(run: &LoadedRun) -> BTreeMap<&str, &ToolResult> {
-    run.events
-        .iter()
-        .filter_map(|e| match &e.kind {
-            EventKind::ToolResult(r) => Some((r.call_id.as_str(), r)),
-            _ => None,
-        })
-        .collect()
-}
-
-type Normalized = (ToolKind, Option<(bool, Option<ErrorClass>)>);
-
-fn normalized(run: &LoadedRun) -> BTreeMap<String, Normalized> {
-    let mut state = RunState::new();
-    let mut out = BTreeMap::new();
-    for event in &run.events {
-        match state.step(event).step {
-            Step::Call(call) => {
-                out.insert(call.call_id.to_string(), (call.kind, None));
-            }
-            Step::Result { call, outcome, .. } => {
-                if let Some(entry) = out.get_mut(&call.call_id.to_string()) {
-                    entry.1 = Some((outcome.success, outcome.error_class));
-                }
-            }
-            _ => {}
-        }
-    }
-    out
 }
 
 fn usage(input: u64, cache_read: u64, output: u64) -> Option<Usage> {
@@ -154,7 +123,7 @@ fn one_request_per_gemini_message_fresh_input_is_input_less_cached_output_adds_t
 
 #[test]
 fn tool_calls_map_to_canonical_kinds() {
-    let kinds: BTreeMap<String, ToolKind> = normalized(&load(JSON))
+    let kinds: BTreeMap<String, ToolKind> = common::normalized_by_call(&load(JSON))
         .into_iter()
         .map(|(id, (kind, _))| (id, kind))
         .collect();
@@ -175,14 +144,14 @@ fn tool_calls_map_to_canonical_kinds() {
             .into_iter()
             .collect()
     );
-    let sub = normalized(&load(SUB));
+    let sub = common::normalized_by_call(&load(SUB));
     assert_eq!(sub["glob-1"].0, ToolKind::Search);
 }
 
 #[test]
 fn a_call_fails_on_error_or_cancelled_status_and_a_shell_on_a_nonzero_exit_code() {
     let run = load(JSON);
-    let outcome: BTreeMap<String, (bool, Option<ErrorClass>)> = normalized(&run)
+    let outcome: BTreeMap<String, (bool, Option<ErrorClass>)> = common::normalized_by_call(&run)
         .into_iter()
         .map(|(id, (_, o))| (id, o.expect("answered")))
         .collect();
@@ -195,7 +164,7 @@ fn a_call_fails_on_error_or_cancelled_status_and_a_shell_on_a_nonzero_exit_code(
     assert_eq!(outcome["replace-3"], (false, Some(ErrorClass::StaleEdit)));
     assert!(!outcome["run_shell_command-5"].0, "cancelled");
     assert!(outcome["write_file-4"].0 && outcome["read_file-2"].0);
-    let sub = normalized(&load(SUB));
+    let sub = common::normalized_by_call(&load(SUB));
     assert_eq!(
         sub["read_file-2"].1,
         Some((false, Some(ErrorClass::NotFound)))
@@ -205,7 +174,7 @@ fn a_call_fails_on_error_or_cancelled_status_and_a_shell_on_a_nonzero_exit_code(
 #[test]
 fn results_are_the_function_response_else_the_result_display() {
     let run = load(JSON);
-    let r = results(&run);
+    let r = common::tool_results(&run);
     let out = |id: &str| r[id].output.as_ref().map(|t| t.to_string());
     assert_eq!(
         out("read_file-2").as_deref(),
@@ -260,11 +229,13 @@ fn the_jsonl_form_gives_the_same_run_as_the_json_form() {
 fn a_rewind_drops_the_message_and_all_after_it_and_a_rewritten_id_keeps_its_last_write() {
     let run = load(JSONL);
     // The rewound branch's request (x2) and call are gone.
-    assert!(results(&run).keys().all(|id| *id != "run_shell_command-x"));
+    assert!(common::tool_results(&run)
+        .keys()
+        .all(|id| *id != "run_shell_command-x"));
     assert_eq!(requests(&run).len(), 4);
     // m2 was written first while its call ran, then rewritten with its tokens and result.
     assert_eq!(requests(&run)[0].0, usage(400, 800, 65));
-    assert!(results(&run).contains_key("run_shell_command-1"));
+    assert!(common::tool_results(&run).contains_key("run_shell_command-1"));
     // A rewind to an id not in the record drops every message (as Gemini CLI's loader).
     let dir = tempfile::tempdir().unwrap();
     let text = [

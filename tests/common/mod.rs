@@ -211,3 +211,44 @@ pub fn run_counts(run: &LoadedRun) -> RunCounts {
     }
     c
 }
+
+/// A run's tool results by call id.
+pub fn tool_results(
+    run: &LoadedRun,
+) -> std::collections::BTreeMap<&str, &hindsight::model::ToolResult> {
+    use hindsight::model::EventKind;
+    run.events
+        .iter()
+        .filter_map(|e| match &e.kind {
+            EventKind::ToolResult(r) => Some((r.call_id.as_str(), r)),
+            _ => None,
+        })
+        .collect()
+}
+
+/// A call's kind and, once answered, its success and error class.
+pub type Normalized = (
+    hindsight::normalize::ToolKind,
+    Option<(bool, Option<hindsight::normalize::ErrorClass>)>,
+);
+
+/// Kinds and error classes after normalization, by call id.
+pub fn normalized_by_call(run: &LoadedRun) -> std::collections::BTreeMap<String, Normalized> {
+    use hindsight::normalize::{RunState, Step};
+    let mut state = RunState::new();
+    let mut out = std::collections::BTreeMap::new();
+    for event in &run.events {
+        match state.step(event).step {
+            Step::Call(call) => {
+                out.insert(call.call_id.to_string(), (call.kind, None));
+            }
+            Step::Result { call, outcome, .. } => {
+                if let Some(entry) = out.get_mut(&call.call_id.to_string()) {
+                    entry.1 = Some((outcome.success, outcome.error_class));
+                }
+            }
+            _ => {}
+        }
+    }
+    out
+}
