@@ -5,8 +5,7 @@
 
 mod common;
 
-use hindsight::ingest::formats::{import, InputFormat};
-use hindsight::ingest::Policy;
+use hindsight::ingest::formats::InputFormat;
 use serde_json::Value;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -94,17 +93,7 @@ fn counts(path: &Path) -> Counts {
 
 #[test]
 fn every_chat_matches_its_raw_counts() {
-    for path in chats() {
-        let run = import(&path, "r", InputFormat::GeminiCli, Policy::Strict).expect("loads");
-        let (want, got) = (counts(&path), common::run_counts(&run));
-        assert_eq!(got, want, "{}", path.display());
-        assert!(run.problems.listed.is_empty(), "{}", path.display());
-        assert!(
-            run.stats.unknown_types.is_empty(),
-            "{:?}",
-            run.stats.unknown_types
-        );
-    }
+    common::assert_runs_match_raw_counts(&chats(), InputFormat::GeminiCli, counts);
 }
 
 #[test]

@@ -252,3 +252,24 @@ pub fn normalized_by_call(run: &LoadedRun) -> std::collections::BTreeMap<String,
     }
     out
 }
+
+/// Imports every file of `paths` as `format`, strictly, and checks its [`run_counts`]
+/// equal `counts` taken from the raw file, with nothing left unread or of an unknown type.
+pub fn assert_runs_match_raw_counts(
+    paths: &[std::path::PathBuf],
+    format: hindsight::ingest::formats::InputFormat,
+    counts: impl Fn(&std::path::Path) -> RunCounts,
+) {
+    use hindsight::ingest::{formats::import, Policy};
+    for path in paths {
+        let run = import(path, "r", format, Policy::Strict).expect("loads");
+        let (want, got) = (counts(path), run_counts(&run));
+        assert_eq!(got, want, "{}", path.display());
+        assert!(run.problems.listed.is_empty(), "{}", path.display());
+        assert!(
+            run.stats.unknown_types.is_empty(),
+            "{:?}",
+            run.stats.unknown_types
+        );
+    }
+}
