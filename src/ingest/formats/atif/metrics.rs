@@ -2,7 +2,6 @@
 //! (`final_metrics`), and how the run totals fill what the steps leave out without
 //! counting anything twice.
 
-use super::super::mini_swe_agent::fields::kind_of;
 use super::super::swe_agent::usage::{spread, spread_cost};
 use crate::ingest::error::{FieldError, ProblemKind};
 use crate::ingest::json::token_count;
@@ -185,8 +184,4 @@ fn cost(v: Option<&Value>, field: &str) -> Result<Option<f64>, FieldError> {
     }
 }
 
-/// `v` where `expected` was: a problem at `field`.
-pub fn wrong(field: &str, expected: &'static str, v: &Value) -> FieldError {
-    let found = kind_of(v).into();
-    FieldError::new(field, ProblemKind::WrongType { expected, found })
-}
+pub use super::super::mini_swe_agent::fields::wrong;

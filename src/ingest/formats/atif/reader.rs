@@ -146,11 +146,7 @@ impl Reader {
                 return self.problem(&format!("{prefix}steps"), ProblemKind::MissingField)
             }
             Some(other) => {
-                return self.field_problem(metrics::wrong(
-                    &format!("{prefix}steps"),
-                    "array",
-                    other,
-                ))
+                return self.field_problem(metrics::wrong(format!("{prefix}steps"), "array", other))
             }
         };
         let owner = doc.get("agent").and_then(Value::as_object);
@@ -337,7 +333,7 @@ impl Reader {
                     return self.problem(&format!("{field}.results"), ProblemKind::MissingField)
                 }
                 Some(other) => {
-                    let e = metrics::wrong(&format!("{field}.results"), "array", other);
+                    let e = metrics::wrong(format!("{field}.results"), "array", other);
                     return self.field_problem(e);
                 }
             },
@@ -354,7 +350,7 @@ impl Reader {
                 None | Some(Value::Null) => None,
                 Some(Value::String(id)) => Some(id.as_str()),
                 Some(other) => {
-                    let e = metrics::wrong(&format!("{at}.source_call_id"), "string", other);
+                    let e = metrics::wrong(format!("{at}.source_call_id"), "string", other);
                     self.field_problem(e)?;
                     continue;
                 }
@@ -458,7 +454,7 @@ fn call_parts<'v>(
             ProblemKind::MissingField,
         )),
         Some(other) => Err(metrics::wrong(
-            &format!("{field}.{key}"),
+            format!("{field}.{key}"),
             "non-empty string",
             other,
         )),
@@ -470,7 +466,7 @@ fn call_parts<'v>(
         Some(Value::Object(args)) => args,
         Some(other) => {
             return Err(metrics::wrong(
-                &format!("{field}.arguments"),
+                format!("{field}.arguments"),
                 "object",
                 other,
             ))

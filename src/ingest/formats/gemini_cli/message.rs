@@ -76,7 +76,7 @@ fn usage(t: &Value) -> Result<Usage, FieldError> {
             None | Some(Value::Null) => Ok(0),
             Some(v) => v
                 .as_u64()
-                .ok_or_else(|| wrong(&format!("tokens.{k}"), "integer", v)),
+                .ok_or_else(|| wrong(format!("tokens.{k}"), "integer", v)),
         }
     };
     let (input, cached) = (n("input")?, n("cached")?);

@@ -108,12 +108,4 @@ impl Record {
     }
 }
 
-pub(super) fn wrong(field: &str, expected: &'static str, found: &Value) -> FieldError {
-    FieldError::new(
-        field,
-        ProblemKind::WrongType {
-            expected,
-            found: crate::ingest::formats::mini_swe_agent::kind_of(found).into(),
-        },
-    )
-}
+pub(super) use crate::ingest::formats::mini_swe_agent::fields::wrong;

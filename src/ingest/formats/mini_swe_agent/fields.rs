@@ -278,7 +278,7 @@ pub fn actions(m: &Map<String, Value>) -> Result<Vec<Action>, FieldError> {
             })
             .collect(),
         Some(Value::Null) | None => Ok(text_action(&assistant_text(m)).into_iter().collect()),
-        Some(other) => Err(wrong("extra.actions".into(), "array", other)),
+        Some(other) => Err(wrong("extra.actions", "array", other)),
     }
 }
 
@@ -322,7 +322,9 @@ pub fn returncode(m: &Map<String, Value>, text: &str) -> Option<i64> {
     text[start..start + end].trim().parse().ok()
 }
 
-fn wrong(field: String, expected: &'static str, found: &Value) -> FieldError {
+/// `found` where `expected` was: a problem at `field`, naming the JSON kind found
+/// ([`kind_of`]). The document formats (mini-swe-agent, ATIF, Gemini CLI) share it.
+pub fn wrong(field: impl Into<String>, expected: &'static str, found: &Value) -> FieldError {
     let kind = ProblemKind::WrongType {
         expected,
         found: kind_of(found).into(),
