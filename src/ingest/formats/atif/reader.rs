@@ -423,15 +423,18 @@ fn compaction(step: &Object) -> bool {
         || cm.get("boundary").and_then(Value::as_str) == Some("replace")
 }
 
-/// The text of a step's observation results, joined.
-fn results_text(step: &Object) -> String {
-    let results = step
-        .get("observation")
+/// A step's `observation.results` (none when absent or not an array).
+fn observation_results(step: &Object) -> impl Iterator<Item = &Value> {
+    step.get("observation")
         .and_then(|o| o.get("results"))
-        .and_then(Value::as_array);
-    results
+        .and_then(Value::as_array)
         .into_iter()
         .flatten()
+}
+
+/// The text of a step's observation results, joined.
+fn results_text(step: &Object) -> String {
+    observation_results(step)
         .map(|r| text_of(r.get("content")))
         .filter(|t| !t.is_empty())
         .collect::<Vec<_>>()
@@ -522,13 +525,7 @@ fn trajectory_id(doc: &Object) -> Option<&str> {
 
 /// The `trajectory_id`s a step's results refer to (`subagent_trajectory_ref`).
 fn referred(step: &Object) -> Vec<&str> {
-    let results = step
-        .get("observation")
-        .and_then(|o| o.get("results"))
-        .and_then(Value::as_array);
-    results
-        .into_iter()
-        .flatten()
+    observation_results(step)
         .filter_map(|r| r.get("subagent_trajectory_ref")?.as_array())
         .flatten()
         .filter_map(|r| r.get("trajectory_id")?.as_str())
