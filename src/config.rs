@@ -53,9 +53,8 @@ impl ConfigFile {
             path: shown.clone(),
             message,
         };
-        let text = std::fs::read_to_string(path)
-            .map_err(|e| file_error(crate::ingest::files::io_reason(&e)))?;
-        let value = crate::ingest::unique::from_user_file(text.as_bytes()).map_err(file_error)?;
+        let bytes = crate::ingest::files::read_named_file(path).map_err(file_error)?;
+        let value = crate::ingest::unique::from_user_file(&bytes).map_err(file_error)?;
         let mut guards: BTreeMap<String, Value> =
             serde_json::from_value(value).map_err(|e| file_error(e.to_string()))?;
         let external = match guards.remove(EXTERNAL) {

@@ -146,15 +146,12 @@ pub fn load_report(path: &std::path::Path) -> anyhow::Result<crate::report::Repo
     parse_json(path, &read_text(path)?, "replay --format json")
 }
 
-/// The text of `path`.
+/// The text of `path`, read by the one reader of named files
+/// ([`crate::ingest::files::read_named_file`]).
 pub fn read_text(path: &std::path::Path) -> anyhow::Result<String> {
-    std::fs::read_to_string(path).map_err(|e| {
-        anyhow::anyhow!(
-            "{}: {}",
-            path.display(),
-            crate::ingest::files::io_reason(&e)
-        )
-    })
+    let fail = |reason: String| anyhow::anyhow!("{}: {reason}", path.display());
+    let bytes = crate::ingest::files::read_named_file(path).map_err(fail)?;
+    String::from_utf8(bytes).map_err(|_| fail("invalid UTF-8".into()))
 }
 
 /// `text` (read from `path`) as the JSON `hindsight <what>` writes.

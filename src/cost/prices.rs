@@ -10,8 +10,7 @@
 //! unpriced (a false split, never a false merge). A model with no price is reported as
 //! unpriced, never as free.
 
-use crate::ingest::files::read_document;
-use crate::ingest::Limits;
+use crate::ingest::files::read_named_file;
 use serde_json::Value;
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -90,10 +89,9 @@ impl Default for Prices {
 /// Why a price file could not be used; says which file, model and field.
 #[derive(Debug, thiserror::Error)]
 pub enum PricesError {
-    #[error(transparent)]
-    Read(#[from] crate::ingest::ParseError),
+    /// The file does not read, or is not JSON.
     #[error("{path}: {message}")]
-    Json { path: String, message: String },
+    File { path: String, message: String },
     #[error("{path}: expected an object of models at the top level")]
     NotAnObject { path: String },
     #[error("{path}: model {model:?}: field {field}: {message}")]
@@ -128,9 +126,12 @@ impl Prices {
     /// passed over; a price that is present but not a non-negative number is an error.
     pub fn with_file(mut self, path: &Path) -> Result<Self, PricesError> {
         let shown = path.display().to_string();
-        let bytes = read_document(path, &shown, &Limits::default())?;
+        let bytes = read_named_file(path).map_err(|message| PricesError::File {
+            path: shown.clone(),
+            message,
+        })?;
         let json: Value =
-            crate::ingest::unique::from_user_file(&bytes).map_err(|message| PricesError::Json {
+            crate::ingest::unique::from_user_file(&bytes).map_err(|message| PricesError::File {
                 path: shown.clone(),
                 message,
             })?;

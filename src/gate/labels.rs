@@ -188,10 +188,9 @@ impl Labels {
             path: shown.clone(),
             message,
         };
-        let text = std::fs::read_to_string(path)
-            .map_err(|e| invalid(crate::ingest::files::io_reason(&e)))?;
+        let bytes = crate::ingest::files::read_named_file(path).map_err(invalid)?;
         let value: serde_json::Value =
-            crate::ingest::unique::from_user_file(text.as_bytes()).map_err(invalid)?;
+            crate::ingest::unique::from_user_file(&bytes).map_err(invalid)?;
         if let Some(summary) = results::by_run_id(&value).map_err(invalid)? {
             let notes = summary.notes.iter().map(|n| format!("{shown}: {n}"));
             return Ok(Self {

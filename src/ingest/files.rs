@@ -201,5 +201,24 @@ pub fn read_document_with_room(
     Ok(bytes)
 }
 
+/// The cap on a file read whole that a flag names (`--config`, `--prices`, labels, a saved
+/// report, `merge`'s shards): 256 MiB, the default document cap, room for the JSON report of
+/// hundreds of thousands of runs.
+pub const NAMED_FILE_MIB: u64 = Limits::DEFAULT_DOCUMENT_MIB;
+
+/// Reads a file that a flag or argument names, the one reader every such file goes
+/// through: regular files only (a FIFO or device is refused, never opened, so nothing blocks
+/// or reads forever), at most [`NAMED_FILE_MIB`], without a byte order mark. The error is
+/// the reason alone; the caller's message names the path.
+pub fn read_named_file(path: &Path) -> Result<Vec<u8>, String> {
+    let limits = Limits::from_mib(0, NAMED_FILE_MIB);
+    read_document(path, "", &limits).map_err(|e| match e.kind {
+        ProblemKind::DocumentTooLarge(mib) => {
+            format!("file larger than the {mib} MiB cap on a file read whole: not read")
+        }
+        kind => kind.to_string(),
+    })
+}
+
 /// The UTF-8 byte order mark some editors write first; it is not part of the JSON.
 pub const BOM: &[u8] = b"\xEF\xBB\xBF";

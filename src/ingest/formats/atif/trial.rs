@@ -20,10 +20,9 @@ pub fn trial_of(trajectory: &Path) -> Option<PathBuf> {
     let trial = trajectory.parent()?.parent()?;
     let names_trial = |file: &str| {
         let path = trial.join(file);
-        let small =
-            std::fs::metadata(&path).is_ok_and(|m| m.is_file() && m.len() <= MAX_TRIAL_FILE);
+        let small = std::fs::metadata(&path).is_ok_and(|m| m.len() <= MAX_TRIAL_FILE);
         small
-            && std::fs::read(&path)
+            && crate::ingest::files::read_named_file(&path)
                 .ok()
                 .and_then(|b| serde_json::from_slice::<serde_json::Value>(&b).ok())
                 .is_some_and(|v| v.get("trial_name").is_some_and(|n| n.is_string()))
