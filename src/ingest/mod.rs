@@ -46,7 +46,7 @@ pub struct LoadedRun {
 /// Reads one run directory. Under [`Policy::Strict`] the first problem is returned as the error.
 pub fn load_run(run: &RunSource, policy: Policy) -> Result<LoadedRun, ParseError> {
     if run.format != formats::InputFormat::Omnius {
-        return match &run.within {
+        let imported = match &run.within {
             Within::Line(at) => {
                 formats::import_line(&run.path, *at, &run.run_id, run.format, policy, &run.limits)
             }
@@ -57,6 +57,7 @@ pub fn load_run(run: &RunSource, policy: Policy) -> Result<LoadedRun, ParseError
                 formats::import_capped(&run.path, &run.run_id, run.format, policy, &run.limits)
             }
         };
+        return unread_is_listed(imported, run, policy);
     }
     let mut loaded = LoadedRun {
         run_id: run.run_id.clone(),
@@ -99,6 +100,29 @@ pub fn load_run(run: &RunSource, policy: Policy) -> Result<LoadedRun, ParseError
         }
     }
     Ok(loaded)
+}
+
+/// A recording that cannot be read at all (over the document cap, unreadable, replaced by
+/// a FIFO since discovery) is, in lenient mode, a run with no events and that one problem:
+/// listed like an `events.jsonl` that cannot be read, while every other run is replayed
+/// (issue #32, B). Strict mode keeps the error.
+fn unread_is_listed(
+    imported: Result<LoadedRun, ParseError>,
+    run: &RunSource,
+    policy: Policy,
+) -> Result<LoadedRun, ParseError> {
+    match imported {
+        Err(e) if policy == Policy::Lenient => {
+            let mut loaded = LoadedRun {
+                run_id: run.run_id.clone(),
+                format: run.format,
+                ..Default::default()
+            };
+            loaded.problems.record(policy, e)?;
+            Ok(loaded)
+        }
+        imported => imported,
+    }
 }
 
 fn load_frames(

@@ -17,6 +17,8 @@ use crate::ingest::lines::LineReader;
 use std::io::{BufRead, BufReader, Read, Seek};
 use std::path::Path;
 
+mod skeleton;
+
 /// How much of a file detection reads first.
 const SNIFF_BYTES: usize = 64 * 1024;
 
@@ -97,20 +99,67 @@ pub fn detect_file(path: &Path, limits: &Limits) -> Result<Detected, ParseError>
     let text = String::from_utf8_lossy(head.strip_prefix(BOM).unwrap_or(&head));
     let first = text.trim_start();
     let judged = judge(first);
-    if matches!(judged, Detected::Format(_)) {
+    let cut = (head.len() as u64) < len;
+    if matches!(judged, Detected::Format(_)) || !cut {
         return Ok(judged);
     }
-    // The head holds no whole line to judge a JSONL file by (a first prompt, or an
-    // evaluation's instruction, over 64 KiB): read its first lines whole, up to the line cap.
-    let cut = (head.len() as u64) < len && !first.contains('\n');
-    if !(cut && first.starts_with('{')) {
-        return Ok(judged);
+    let rewind = |reader: &mut BufReader<std::fs::File>| {
+        reader
+            .rewind()
+            .map_err(|e| problem(&shown, ProblemKind::Io(e.to_string())))
+    };
+    // The head is cut before the structure that tells: a long value first in a document
+    // (issue #32, C). Judge the document's skeleton, streamed from the whole file.
+    let structure = match first.as_bytes().first() {
+        Some(b'{' | b'[') => {
+            rewind(&mut reader)?;
+            let sk = skeleton::skeleton(&mut reader)
+                .map_err(|e| problem(&shown, ProblemKind::Io(e.to_string())))?;
+            Some((judge_structure(&sk.text), sk.cut))
+        }
+        _ => None,
+    };
+    if let Some((detected @ Detected::Format(_), _)) = &structure {
+        return Ok(detected.clone());
     }
-    reader
-        .rewind()
-        .map_err(|e| problem(&shown, ProblemKind::Io(e.to_string())))?;
-    let whole = by_whole_lines(reader, &shown, limits)?;
-    Ok(Detected::first([whole, judged]))
+    // A JSONL file whose head holds fewer whole lines than are judged (a first prompt or an
+    // evaluation's instruction over 64 KiB): read its first lines whole, up to the line cap.
+    let whole_lines = first.matches('\n').count() < LINES && first.starts_with('{');
+    let whole = if whole_lines {
+        rewind(&mut reader)?;
+        Some(by_whole_lines(reader, &shown, limits))
+    } else {
+        None
+    };
+    let (structure, structure_cut) = structure.unwrap_or((Detected::Other, false));
+    let detected = match whole {
+        Some(Ok(whole)) => Detected::first([whole, structure, judged]),
+        // A line too long to judge leaves the file unjudged unless its structure told.
+        Some(Err(e)) if matches!(structure, Detected::Other) => return Err(e),
+        Some(Err(_)) => structure,
+        None => Detected::first([structure, judged]),
+    };
+    if structure_cut && detected == Detected::Other {
+        return Err(problem(
+            &shown,
+            ProblemKind::BadValue(format!(
+                "its structure is larger than the {} MiB that detection reads, so the \
+                 file's format cannot be recognised; --input-format reads it without \
+                 recognising it",
+                skeleton::MAX_BYTES / (1024 * 1024)
+            )),
+        ));
+    }
+    Ok(detected)
+}
+
+/// A document judged by its skeleton (compact, complete up to where it was cut): an event
+/// history, or one of the trajectory and chat documents.
+fn judge_structure(skeleton: &str) -> Detected {
+    if skeleton.starts_with('[') {
+        return Detected::of(InputFormat::Openhands, openhands::judge(skeleton));
+    }
+    judge_document(skeleton)
 }
 
 /// A format judged from the head of a file (possibly cut mid-line or mid-document).
@@ -131,20 +180,22 @@ fn judge(first: &str) -> Detected {
     if matches!(sessions, Detected::Format(_)) {
         return sessions;
     }
-    // A JSON document (or an evaluation output's first line): its leading keys tell.
-    let mini = if mini_swe_agent::sniff(first) {
+    Detected::first([judge_document(first), sessions, unrecognised(&lines)])
+}
+
+/// A JSON document (or an evaluation output's first line), judged by its leading keys.
+fn judge_document(text: &str) -> Detected {
+    let mini = if mini_swe_agent::sniff(text) {
         Detected::Format(InputFormat::MiniSweAgent)
     } else {
         Detected::Other
     };
     Detected::first([
         mini,
-        Detected::of(InputFormat::SweAgent, swe_agent::judge(first)),
-        Detected::of(InputFormat::Openhands, openhands::judge(first)),
-        Detected::of(InputFormat::Atif, atif::judge(first)),
-        Detected::of(InputFormat::GeminiCli, gemini_cli::judge_document(first)),
-        sessions,
-        unrecognised(&lines),
+        Detected::of(InputFormat::SweAgent, swe_agent::judge(text)),
+        Detected::of(InputFormat::Openhands, openhands::judge(text)),
+        Detected::of(InputFormat::Atif, atif::judge(text)),
+        Detected::of(InputFormat::GeminiCli, gemini_cli::judge_document(text)),
     ])
 }
 
