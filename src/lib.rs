@@ -19,6 +19,7 @@ pub mod gate;
 pub mod guards;
 pub mod hash;
 pub mod ingest;
+pub mod interrupt;
 pub mod model;
 pub mod normalize;
 pub mod output;

@@ -167,6 +167,7 @@ impl Guard {
         let partial = path.with_file_name(format!(".{name}.partial-{}", std::process::id()));
         self.check(&partial, Entry::Replaced)?;
         let file = create_file(&partial).map_err(OutputError::io(&partial))?;
+        crate::interrupt::staged(partial.clone());
         Ok(Staged {
             file: Some(file),
             partial: Some(partial),
@@ -199,7 +200,11 @@ impl Staged {
     /// followed: `rename` replaces the entry itself).
     pub fn commit(mut self) -> io::Result<()> {
         match self.partial.take() {
-            Some(partial) => fs::rename(&partial, &self.path),
+            Some(partial) => {
+                let renamed = fs::rename(&partial, &self.path);
+                crate::interrupt::unstaged(&partial);
+                renamed
+            }
             None => Ok(()),
         }
     }
@@ -209,6 +214,7 @@ impl Drop for Staged {
     fn drop(&mut self) {
         if let Some(partial) = &self.partial {
             let _ = fs::remove_file(partial);
+            crate::interrupt::unstaged(partial);
         }
     }
 }

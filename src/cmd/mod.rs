@@ -70,6 +70,7 @@ pub enum Command {
 }
 
 pub fn run(cli: Cli) -> ExitCode {
+    crate::interrupt::install();
     crate::report::width::set_wide(cli.wide);
     let code = match cli.command {
         Command::Replay(args) => replay::run(args),
@@ -83,6 +84,7 @@ pub fn run(cli: Cli) -> ExitCode {
         Command::Merge(args) => merge::run(args),
         Command::Synth(args) => synth::run(args),
     };
+    crate::interrupt::wait_if_stopping();
     // Idle external guards get their stdin closed and a moment to exit.
     crate::guards::external::shutdown();
     match code {

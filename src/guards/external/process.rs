@@ -62,6 +62,7 @@ impl GuardProcess {
                 (Some(i), Some(o), Some(e)) => (i, o, e),
                 _ => return Err(format!("cannot start `{command}`: no pipes")),
             };
+        crate::interrupt::started_group(child.id());
         let (reports_tx, reports) = channel();
         let (to_guard, chunks) = channel();
         let prefix = format!("[{id}] ");
@@ -151,6 +152,7 @@ impl GuardProcess {
     fn reap(&mut self) {
         self.to_guard = None;
         let _ = self.child.wait();
+        crate::interrupt::ended_group(self.child.id());
         for t in self.threads.drain(..) {
             let _ = t.join();
         }
