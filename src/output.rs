@@ -3,7 +3,8 @@
 //!
 //! A [`Guard`] holds the paths a command reads, resolved through every symbolic link. An
 //! output path is resolved the same way and refused when it is one of them or lies inside
-//! one, or lies inside a `.omnius` directory (a recording, read or not). What is written is
+//! one, or when it or a link at it leads inside a `.omnius` directory (a recording, read or
+//! not; issue #32, I). What is written is
 //! always a new entry: an existing file or symbolic link at the path is removed first and
 //! never opened, so a link into a recording (or a hard link to one) cannot carry the write
 //! into it. The links followed are those on the way to an output path and the directory
@@ -92,7 +93,7 @@ impl Guard {
 
     /// Refuses `target` when, with its links resolved, it is a path read or lies inside
     /// one, or when the write would land inside a `.omnius` directory.
-    pub fn check(&self, target: &Path, entry: Entry) -> Result<(), OutputError> {
+    pub fn check(&self, target: &Path) -> Result<(), OutputError> {
         let full = resolve(target).map_err(OutputError::io(target))?;
         let placed = placed(target)?;
         for real in [&full, &placed] {
@@ -104,14 +105,14 @@ impl Guard {
                 });
             }
         }
-        let lands = if entry == Entry::Followed {
-            &full
-        } else {
-            &placed
-        };
-        match omnius_of(lands) {
-            Some(omnius) => Err(OutputError::Recording {
-                target: described(target, lands),
+        // Where the write lands, and where a link there leads (dangling or not): a link
+        // into a recording is refused rather than replaced, whatever the command reads.
+        let omnius = [&placed, &full]
+            .into_iter()
+            .find_map(|real| Some((real, omnius_of(real)?)));
+        match omnius {
+            Some((real, omnius)) => Err(OutputError::Recording {
+                target: described(target, real),
                 omnius: shown(&omnius),
             }),
             None => Ok(()),
@@ -121,7 +122,7 @@ impl Guard {
     /// [`Guard::check`] for a directory whose whole content hindsight writes or removes:
     /// refused as well when a path read lies inside it.
     pub fn check_tree(&self, dir: &Path, entry: Entry) -> Result<(), OutputError> {
-        self.check(dir, entry)?;
+        self.check(dir)?;
         let lands = match entry {
             Entry::Followed => resolve(dir).map_err(OutputError::io(dir))?,
             Entry::Replaced => placed(dir)?,
@@ -135,15 +136,9 @@ impl Guard {
         }
     }
 
-    /// Checks `path` and creates it as a new file ([`create_file`]).
-    pub fn create_file(&self, path: &Path) -> Result<File, OutputError> {
-        self.check(path, Entry::Replaced)?;
-        create_file(path).map_err(OutputError::io(path))
-    }
-
     /// Checks the directory the user named and creates it (with its parents) if missing.
     pub fn create_out_dir(&self, dir: &Path) -> Result<(), OutputError> {
-        self.check(dir, Entry::Followed)?;
+        self.check(dir)?;
         fs::create_dir_all(dir).map_err(OutputError::io(dir))
     }
 
@@ -152,7 +147,7 @@ impl Guard {
     /// under `--strict`) leaves whatever was at `path` as it was. A stream (`/dev/stdout`)
     /// is written directly.
     pub fn stage_file(&self, path: &Path) -> Result<Staged, OutputError> {
-        self.check(path, Entry::Replaced)?;
+        self.check(path)?;
         if is_stream(path) {
             let file = File::create(path).map_err(OutputError::io(path))?;
             return Ok(Staged {
@@ -165,7 +160,7 @@ impl Guard {
             .file_name()
             .map_or_else(Default::default, |n| n.to_string_lossy());
         let partial = path.with_file_name(format!(".{name}.partial-{}", std::process::id()));
-        self.check(&partial, Entry::Replaced)?;
+        self.check(&partial)?;
         let file = create_file(&partial).map_err(OutputError::io(&partial))?;
         crate::interrupt::staged(partial.clone());
         Ok(Staged {
@@ -429,9 +424,7 @@ mod tests {
         let dir = tempfile::tempdir().expect("tempdir");
         let runs = dir.path().join("p/.omnius/runs");
         fs::create_dir_all(&runs).expect("mkdir");
-        let err = Guard::default()
-            .check(&runs.join("x.json"), Entry::Replaced)
-            .unwrap_err();
+        let err = Guard::default().check(&runs.join("x.json")).unwrap_err();
         assert!(err.to_string().contains("inside the recording"), "{err}");
         let read = Guard::new([dir.path().join("p")]);
         let err = read.check_tree(dir.path(), Entry::Followed).unwrap_err();

@@ -19,6 +19,9 @@ const EVENTS: &str = "corpus/proj/.omnius/runs/1780000000000-rec001/events.jsonl
 /// A recording the commands do not read.
 const OTHER: &str = "other/.omnius/runs/1780000000000-oth001";
 const OTHER_EVENTS: &str = "other/.omnius/runs/1780000000000-oth001/events.jsonl";
+/// A file and a folder beside that recording, in no recording.
+const PLAIN_FILE: &str = "other/notes.txt";
+const PLAIN_DIR: &str = "other/plain";
 
 /// `corpus/` (one project, labelled in `corpus/expectations.json`), `other/` (a recording
 /// not read) and an empty `out/`.
@@ -46,6 +49,8 @@ fn recorded() -> tempfile::TempDir {
     )
     .expect("labels");
     fs::create_dir(root.join("out")).expect("mkdir");
+    fs::write(root.join(PLAIN_FILE), "notes").expect("notes");
+    fs::create_dir(root.join(PLAIN_DIR)).expect("mkdir");
     dir
 }
 
@@ -141,11 +146,18 @@ fn replay_tables_dir_is_refused_on_what_replay_reads() {
     );
     // The tables folder is hindsight's to fill: one that holds what it reads is refused.
     refused(root, &replay("."), ".", "a folder that holds corpus");
-    // A link there into what it reads is refused; one elsewhere (a recording it does not
-    // read) is replaced by a real folder, its target untouched.
+    // A link there into what it reads, or into any recording, is refused; one elsewhere is
+    // replaced by a real folder, its target untouched.
     link(root, "out/read", "corpus/proj");
     refused(root, &replay("out/read"), "out/read", &inside("corpus"));
-    link(root, "out/tables", OTHER);
+    link(root, "out/recording", OTHER);
+    refused(
+        root,
+        &replay("out/recording"),
+        "out/recording",
+        "inside the recording",
+    );
+    link(root, "out/tables", PLAIN_DIR);
     succeeds(root, &replay("out/tables"));
     assert!(is_real_dir(&root.join("out/tables")));
     assert!(is_regular_file(&root.join("out/tables/firings.parquet")));
@@ -281,7 +293,7 @@ fn synth_out_is_refused_inside_any_recording() {
 fn replay_replaces_a_link_at_its_out_path() {
     let dir = recorded();
     let root = dir.path();
-    link(root, "out/report.json", OTHER_EVENTS);
+    link(root, "out/report.json", PLAIN_FILE);
     succeeds(
         root,
         &[
@@ -304,7 +316,7 @@ fn replay_replaces_a_link_at_its_out_path() {
 fn gate_replaces_a_link_at_its_junit_path() {
     let dir = recorded();
     let root = dir.path();
-    link(root, "out/gate.xml", OTHER_EVENTS);
+    link(root, "out/gate.xml", PLAIN_FILE);
     let labels = "corpus/expectations.json";
     succeeds(
         root,
@@ -327,9 +339,9 @@ fn report_replaces_links_inside_its_out_dir() {
     let dir = recorded();
     let root = dir.path();
     fs::create_dir(root.join("out/review")).expect("mkdir");
-    link(root, "out/review/report.json", OTHER_EVENTS);
-    link(root, "out/review/charts", OTHER);
-    link(root, "out/review/tables", "other/.omnius");
+    link(root, "out/review/report.json", PLAIN_FILE);
+    link(root, "out/review/charts", PLAIN_DIR);
+    link(root, "out/review/tables", "other");
     let args = [
         "report",
         "corpus",
@@ -362,4 +374,38 @@ fn import_replaces_a_link_at_a_project_folder() {
         .map(|e| e.expect("entry").file_name())
         .collect();
     assert_eq!(ids, ["1780000000000-rec001"]);
+}
+
+/// A link at an output path that leads into a recording, read or not and dangling or not,
+/// is refused, not replaced (issue #32, I): `merge --out` and `gate --from --junit` read no
+/// recording, and used to replace such a link silently.
+#[test]
+fn a_link_into_a_recording_is_refused_by_every_writer() {
+    let dir = recorded();
+    let root = dir.path();
+    let json = ["--format", "json", "--out", "out/r.json"];
+    succeeds(root, &[&["replay", "corpus"][..], &json].concat());
+    link(root, "out/into.json", OTHER_EVENTS);
+    link(root, "out/dangling.json", &format!("{OTHER}/new.json"));
+    for target in ["out/into.json", "out/dangling.json"] {
+        let merge = ["merge", "out/r.json", "--out", target];
+        refused(root, &merge, target, "inside the recording");
+        let gate = [
+            "gate",
+            "--from",
+            "out/r.json",
+            "--baseline",
+            "out/r.json",
+            "--junit",
+            target,
+        ];
+        refused(root, &gate, target, "inside the recording");
+        let replay = ["replay", "corpus", "--format", "json", "--out", target];
+        refused(root, &replay, target, "inside the recording");
+        assert!(
+            fs::symlink_metadata(root.join(target)).is_ok_and(|m| m.file_type().is_symlink()),
+            "{target} is left as it was"
+        );
+    }
+    assert!(!root.join(OTHER).join("new.json").exists());
 }

@@ -8,7 +8,6 @@ use super::{write_staged, EXIT_OK};
 use crate::config::Config;
 use crate::events::{RunInfo, RunLines, RunTotals};
 use crate::ingest::{self, LoadedRun, ProjectSource};
-use crate::output::Entry;
 use crate::replay::{last_turn, walk, RunReplay};
 use anyhow::{Context, Result};
 use std::collections::HashMap;
@@ -47,7 +46,7 @@ pub fn run(args: Args) -> Result<u8> {
     let projects = input.projects()?;
     let guard = input.guard(&projects, &[]);
     if let Some(out) = &args.out {
-        guard.check(out, Entry::Replaced)?;
+        guard.check(out)?;
     }
     let picked = wanted
         .map(|w| pick(&projects, Some(&w), None))

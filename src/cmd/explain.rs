@@ -5,7 +5,6 @@ use super::input::{Input, Reward};
 use super::{write_staged, EXIT_OK};
 use crate::gate::{Label, LabelSpec, Labels};
 use crate::ingest::{self, ProjectSource};
-use crate::output::Entry;
 use crate::report::explain::{self, Explain, Format};
 use crate::report::RunReport;
 use anyhow::{bail, Context, Result};
@@ -62,7 +61,7 @@ pub fn run(args: Args) -> Result<u8> {
     let files: Vec<_> = Labels::files(&args.labels).collect();
     let guard = input.guard(&projects, &files);
     if let Some(out) = &args.out {
-        guard.check(out, Entry::Replaced)?;
+        guard.check(out)?;
     }
     let picked = pick(&projects, wanted.as_deref(), labels.as_ref())?;
     if picked.is_empty() {

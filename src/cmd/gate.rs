@@ -1,14 +1,14 @@
 //! `hindsight gate`: judge a replay against labels and/or a saved baseline, for CI.
 
 use super::input::{Input, Reward, REPLAY_ONLY};
-use super::{load_report, output, EXIT_OK};
+use super::{load_report, output, write_staged, EXIT_OK};
 use crate::gate::failure::Findings;
 use crate::gate::scores::DEFAULT_RESAMPLES;
 use crate::gate::{
     compare, github, judge, junit, score, score_by_harness, score_by_model, GuardScore,
     HarnessScores, LabelSpec, Labels, ModelScores, Regression, RunLogs, Verdict,
 };
-use crate::output::{Entry, Guard};
+use crate::output::Guard;
 use crate::report::table::Grid;
 use crate::report::tables::{rate_cell, saving_cell, share_cell, SAVINGS_ARE_ESTIMATES};
 use crate::report::Report;
@@ -151,9 +151,10 @@ pub fn run(args: Args) -> Result<u8> {
         logs: &logs,
     };
     if let Some(path) = &args.junit {
-        let mut file = std::io::BufWriter::new(guard.create_file(path)?);
-        junit::write(&found, &mut file)?;
-        file.flush()?;
+        // Staged: a full disk leaves whatever was at the path, not a part of the cases.
+        write_staged(&guard, Some(path), false, |out| {
+            Ok(junit::write(&found, out)?)
+        })?;
     }
     let mut out = output(None);
     match args.format {
@@ -187,7 +188,7 @@ fn read_files(args: &Args) -> Vec<Option<&std::path::Path>> {
 fn from_report(from: &std::path::Path, args: &Args) -> Result<(Report, Guard, RunLogs)> {
     let guard = Guard::new(read_files(args).into_iter().flatten().chain([from]));
     if let Some(path) = &args.junit {
-        guard.check(path, Entry::Replaced)?;
+        guard.check(path)?;
     }
     Ok((load_report(from)?, guard, RunLogs::default()))
 }
@@ -200,7 +201,7 @@ fn replayed(args: &Args) -> Result<(Report, Guard, RunLogs)> {
     let projects = args.input.projects()?;
     let guard = args.input.guard(&projects, &read_files(args));
     if let Some(path) = &args.junit {
-        guard.check(path, Entry::Replaced)?;
+        guard.check(path)?;
     }
     let report = Report::of_runs(args.input.replay_reports(&projects, &config, &prices)?)
         .with_unread(projects.unread_report());

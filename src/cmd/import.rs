@@ -71,7 +71,7 @@ pub fn run(args: Args) -> Result<u8> {
         bail!("no recorded runs found under the given paths");
     }
     let guard = args.input.guard(&projects, &[]);
-    guard.check(&args.out, Entry::Followed)?;
+    guard.check(&args.out)?;
     let targets: Vec<PathBuf> = folders(&projects)
         .iter()
         .map(|f| args.out.join(f))

@@ -2,12 +2,11 @@
 //! unsharded replay gives (the work is [`crate::report::merge`]), and the JSON of
 //! `--shard K/N` sweeps as the one unsharded sweep ([`crate::gate::sweep_report`]).
 
-use super::{output, parse_json, read_text, EXIT_OK};
+use super::{parse_json, read_text, write_staged, EXIT_OK};
 use crate::gate::sweep_report::{self, is_sweep, SweepPart};
-use crate::output::{Entry, Guard};
+use crate::output::Guard;
 use crate::report::merge::{merge, MergeError, Part};
 use anyhow::Result;
-use std::io::Write;
 use std::path::PathBuf;
 
 #[derive(Debug, clap::Args)]
@@ -38,7 +37,7 @@ pub struct Args {
 pub fn run(args: Args) -> Result<u8> {
     let guard = Guard::new(&args.reports);
     if let Some(out) = &args.out {
-        guard.check(out, Entry::Replaced)?;
+        guard.check(out)?;
     }
     let mut reports = Vec::new();
     let mut sweeps = Vec::new();
@@ -62,26 +61,17 @@ pub fn run(args: Args) -> Result<u8> {
         }
         .into());
     }
-    // Each is merged before the output is made, so a refusal writes nothing.
-    let open = || -> Result<Box<dyn Write>> {
-        let file = args
-            .out
-            .as_deref()
-            .map(|p| guard.create_file(p))
-            .transpose()?;
-        Ok(output(file))
-    };
-    let mut out = if sweeps.is_empty() {
+    // Each is merged before the output is made, so a refusal writes nothing; the output is
+    // staged, so a failed write (a full disk) leaves whatever was at `--out`.
+    let out = args.out.as_deref();
+    if sweeps.is_empty() {
         let report = merge(reports)?;
-        let mut out = open()?;
-        crate::report::json::render(&report, &mut out)?;
-        out
+        write_staged(&guard, out, false, |w| {
+            Ok(crate::report::json::render(&report, w)?)
+        })?;
     } else {
         let sweep = sweep_report::merge(sweeps)?;
-        let mut out = open()?;
-        sweep.write(&mut out)?;
-        out
-    };
-    out.flush()?;
+        write_staged(&guard, out, false, |w| Ok(sweep.write(w)?))?;
+    }
     Ok(EXIT_OK)
 }

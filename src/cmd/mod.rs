@@ -134,7 +134,7 @@ pub fn write_staged(
     Ok(())
 }
 
-/// Writes to `file` when given (one made by [`crate::output::Guard::create_file`]), else
+/// Writes to `file` when given (one staged by [`crate::output::Guard::stage_file`]), else
 /// to stdout.
 pub fn output(file: Option<std::fs::File>) -> Box<dyn std::io::Write> {
     match file {

@@ -75,7 +75,7 @@ pub fn run(args: Args) -> Result<u8> {
     let projects = args.input.projects()?;
     let guard = args.input.guard(&projects, &[]);
     if let Some(out) = &args.out {
-        guard.check(out, Entry::Replaced)?;
+        guard.check(out)?;
     }
     if let Some(dir) = &args.tables_dir {
         guard.check_tree(dir, Entry::Replaced)?;

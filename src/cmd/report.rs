@@ -7,7 +7,7 @@
 use super::explain::explain_one;
 use super::input::{Input, Reward, REPLAY_ONLY};
 use super::sweep::{parse_params, sweep, sweep_points};
-use super::{load_report, EXIT_OK};
+use super::{load_report, write_staged, EXIT_OK};
 use crate::gate::decide::{self, decide, Decision};
 use crate::gate::scores::DEFAULT_RESAMPLES;
 use crate::gate::select::Selection;
@@ -15,7 +15,7 @@ use crate::gate::sweep::{points, Acting, Param, Point, SweptRun};
 use crate::gate::Label;
 use crate::gate::{LabelSpec, Labels};
 use crate::ingest::ProjectSource;
-use crate::output::{Entry, Guard};
+use crate::output::Guard;
 use crate::replay::RunReplay;
 use crate::report::charts::{self, ChartData, ChartFile, ChartKind, SweepPoint};
 use crate::report::explain::{self, corpus::failed_by_terminal_guard, Explain};
@@ -96,7 +96,7 @@ pub fn run(args: Args) -> Result<u8> {
     let projects = args.input.projects()?;
     let files: Vec<_> = Labels::files(&args.expect).collect();
     let guard = args.input.guard(&projects, &files);
-    guard.check(&args.out_dir, Entry::Followed)?;
+    guard.check(&args.out_dir)?;
     let runs = args.input.replay(&projects, &config)?;
     let report = Report::build(&runs, &prices)
         .with_unread(projects.unread_report())
@@ -190,7 +190,7 @@ pub fn run(args: Args) -> Result<u8> {
 /// charts need a replay's turn-by-turn figures, so there are none.
 fn from_report(from: &Path, out_dir: &Path) -> Result<u8> {
     let guard = Guard::new([from]);
-    guard.check(out_dir, Entry::Followed)?;
+    guard.check(out_dir)?;
     let report = load_report(from)?;
     eprintln!(
         "note: --from {}: no per-run charts or explain pages (they need a replay's turn-by-turn figures)",
@@ -379,8 +379,9 @@ fn write_folder(
     guard.create_out_dir(dir)?;
     guard.create_dir(&chart_dir)?;
     guard.create_dir(&table_dir)?;
-    let create = |name: &str| -> Result<_> {
-        Ok(std::io::BufWriter::new(guard.create_file(&dir.join(name))?))
+    // Each file is staged: a failed write (a full disk) leaves no part of one.
+    let write = |name: &str, w: &mut dyn FnMut(&mut dyn Write) -> Result<()>| {
+        write_staged(guard, Some(&dir.join(name)), false, w)
     };
     let Post {
         explained,
@@ -414,22 +415,21 @@ fn write_folder(
             Some(DataFile { label: name, link })
         })
         .collect();
-    let mut json = create("report.json")?;
-    crate::report::json::render(report, &mut json)?;
-    json.flush()?;
+    write("report.json", &mut |out| {
+        Ok(crate::report::json::render(report, out)?)
+    })?;
     if let Some(decisions) = decisions {
-        let mut json = create("decision.json")?;
-        serde_json::to_writer_pretty(&mut json, decisions)?;
-        writeln!(json)?;
-        json.flush()?;
+        write("decision.json", &mut |out| {
+            serde_json::to_writer_pretty(&mut *out, decisions)?;
+            Ok(writeln!(out)?)
+        })?;
     }
-    let mut md = create("report.md")?;
-    review::markdown(report, &figures, &files, &post, &mut md)?;
-    md.flush()?;
-    let mut html = create("report.html")?;
-    review::html(report, &figures, &files, &post, &mut html)?;
-    html.flush()?;
-    Ok(())
+    write("report.md", &mut |out| {
+        Ok(review::markdown(report, &figures, &files, &post, out)?)
+    })?;
+    write("report.html", &mut |out| {
+        Ok(review::html(report, &figures, &files, &post, out)?)
+    })
 }
 
 /// Writes each run's explain page, as Markdown and HTML, into `explain/` (hindsight's own
@@ -454,9 +454,9 @@ fn write_explained(guard: &Guard, dir: &Path, explained: &[Explain]) -> Result<V
             ("html", explain::Format::Html),
         ] {
             let path = explain_dir.join(format!("{stem}.{ext}"));
-            let mut out = std::io::BufWriter::new(guard.create_file(&path)?);
-            explain::render(std::slice::from_ref(e), format, &mut out)?;
-            out.flush()?;
+            write_staged(guard, Some(&path), false, |out| {
+                Ok(explain::render(std::slice::from_ref(e), format, out)?)
+            })?;
         }
         pages.push(ExplainPage {
             label: crate::report::run_name(&e.header.project, &e.header.run_id),

@@ -2,7 +2,7 @@
 //! can reproduce the throughput benchmarks (scripts/bench.sh, docs/PERFORMANCE.md).
 
 use super::EXIT_OK;
-use crate::output::{Entry, Guard};
+use crate::output::Guard;
 use crate::synth::corpus::{write_corpus_with, SynthOptions, MEAN_RUN_BYTES};
 use crate::synth::loops;
 use anyhow::{bail, Result};
@@ -73,7 +73,7 @@ pub fn run(args: Args) -> Result<u8> {
         (None, None) => None,
     };
     if shape.is_some() || args.tiny_runs.is_some() {
-        Guard::default().check(&args.out, Entry::Followed)?;
+        Guard::default().check(&args.out)?;
         let (what, summary) = match shape {
             Some((what, shape, lines)) => (
                 what,
@@ -116,7 +116,7 @@ pub fn run(args: Args) -> Result<u8> {
         force: args.force,
     };
     // synth reads nothing, so this refuses only a folder inside a recording (`.omnius`).
-    Guard::default().check(&args.out, Entry::Followed)?;
+    Guard::default().check(&args.out)?;
     let bar = progress_bar((projects * runs_per_project) as u64);
     let summary = write_corpus_with(&opts, &args.out, &mut |s| bar.set_position(s.runs));
     bar.finish_and_clear();
