@@ -877,3 +877,44 @@ fn a_setting_out_of_range_says_its_bounds_in_words() {
     );
     assert!(stderr.len() < 200, "{stderr}");
 }
+
+/// A run folder given as the path is that run, as `explain` and `events` read it (issue
+/// #32, L): its entry in the report is byte for byte its entry in the replay of the whole
+/// project, the resumed session's breaker carrying the rounds of the session before it
+/// (the abandon at turn 2), and no other run is reported. Before, `replay` read no run there.
+#[test]
+fn a_run_folder_is_replayed_as_that_run_with_what_it_carries() {
+    let folder = "corpora/myactuator/.omnius/runs/1783159200000-p7x2vd";
+    for command in ["replay", "gate"] {
+        let mut args = vec![command, folder, "--format", "json"];
+        if command == "gate" {
+            args.extend(["--expect", "corpora/expectations.json"]);
+        }
+        let out = hindsight().args(&args).output().expect("runs");
+        assert!(
+            out.status.code().is_some_and(|c| c < 2),
+            "{command}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    let one = json_report(&["replay", folder]);
+    let whole = json_report(&["replay", "corpora/myactuator"]);
+    let runs = one["runs"].as_array().expect("runs");
+    assert_eq!(runs.len(), 1, "the run folder's run alone");
+    let same = whole["runs"]
+        .as_array()
+        .expect("runs")
+        .iter()
+        .find(|r| r["run_id"] == "1783159200000-p7x2vd")
+        .expect("in the whole replay");
+    assert_eq!(&runs[0], same);
+    let breaker: Vec<(u64, &str)> = runs[0]["firings"]
+        .as_array()
+        .expect("firings")
+        .iter()
+        .filter(|f| f["guard"] == "convergence_breaker")
+        .map(|f| (f["turn"].as_u64().unwrap(), f["action"].as_str().unwrap()))
+        .collect();
+    assert_eq!(breaker[0], (2, "abandon"), "carried from the first session");
+    assert_eq!(one["summary"]["runs"], 1);
+}

@@ -41,7 +41,8 @@ pub struct Args {
 }
 
 pub fn run(args: Args) -> Result<u8> {
-    let (input, wanted) = wanted_run(&args.input, args.run.as_deref())?;
+    let input = &args.input;
+    let wanted = wanted_run(input, args.run.as_deref())?;
     let config = input.config()?;
     let projects = input.projects()?;
     let guard = input.guard(&projects, &[]);
@@ -79,7 +80,7 @@ pub fn run(args: Args) -> Result<u8> {
         run_lines(&r, source.format.as_str(), &loaded)
     };
     write_staged(&guard, args.out.as_deref(), input.all_or_nothing(), |out| {
-        write_stream(&input, &replayed, &config, &lines, out)
+        write_stream(input, &replayed, &config, &lines, out)
     })?;
     Ok(EXIT_OK)
 }

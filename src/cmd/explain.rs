@@ -53,7 +53,8 @@ pub struct Args {
 }
 
 pub fn run(args: Args) -> Result<u8> {
-    let (input, wanted) = wanted_run(&args.input, args.run.as_deref())?;
+    let input = &args.input;
+    let wanted = wanted_run(input, args.run.as_deref())?;
     let config = input.config()?;
     let prices = input.prices()?;
     let labels = args.reward.labels(&args.labels)?;
@@ -99,7 +100,7 @@ pub fn run(args: Args) -> Result<u8> {
             &replay,
             &report,
             labels.as_ref(),
-            &input,
+            input,
             &config,
             &prices,
         ) {
@@ -117,23 +118,21 @@ pub fn run(args: Args) -> Result<u8> {
     Ok(EXIT_OK)
 }
 
-/// The input with a run folder given as PATH made its project's, and the run asked for:
-/// `--run`, or that run folder's (they must agree when both are given).
-pub(super) fn wanted_run(input: &Input, run: Option<&str>) -> Result<(Input, Option<String>)> {
-    let (input, folder_run) = run_folder(input)?;
-    let wanted = match (run, folder_run) {
+/// The run asked for: `--run`, or that of the run folder given as PATH (they must agree
+/// when both are given). [`Input::projects`] reads a run folder as that run alone.
+pub(super) fn wanted_run(input: &Input, run: Option<&str>) -> Result<Option<String>> {
+    let folder_run = run_folder(input)?;
+    Ok(match (run, folder_run) {
         (Some(a), Some(b)) if a != b => bail!("--run {a}: the path given is the run folder of {b}"),
         (run, folder) => run.map(str::to_string).or(folder),
-    };
-    Ok((input, wanted))
+    })
 }
 
-/// A run folder given as PATH (`.omnius/runs/<id>`, holding `events.jsonl`) stands for
-/// its project, replayed whole, and picks that run.
-fn run_folder(input: &Input) -> Result<(Input, Option<String>)> {
-    let mut input = input.clone();
+/// The run (`project/id`) of the run folder given as PATH (`.omnius/runs/<id>`, holding
+/// `events.jsonl`), if one is.
+fn run_folder(input: &Input) -> Result<Option<String>> {
     let mut picked = None;
-    for path in &mut input.paths {
+    for path in &input.paths {
         let Some(omnius) = ingest::omnius_of_run(path) else {
             continue;
         };
@@ -151,9 +150,8 @@ fn run_folder(input: &Input) -> Result<(Input, Option<String>)> {
         if picked.replace(format!("{name}/{run_id}")).is_some() {
             bail!("give one run folder (or a corpus and --run ID)");
         }
-        *path = omnius;
     }
-    Ok((input, picked))
+    Ok(picked)
 }
 
 /// The (project, run id) of every run to explain, in input order: the one `--run` names

@@ -26,7 +26,9 @@ pub const DEFAULT_PATH: &str = "corpora/";
 pub struct Input {
     /// Recorded runs: directories searched recursively for `.omnius/` dumps and for the
     /// session logs and trajectories of the other formats (recognised by structure; see
-    /// --input-format), or such files themselves. A path that does not exist and holds `*`,
+    /// --input-format), or such files themselves. A run folder (`.omnius/runs/<id>`) is that
+    /// run alone, its project's other sessions replayed for what they carry into it but not
+    /// reported. A path that does not exist and holds `*`,
     /// `?` or `[` is a glob pattern, expanded by hindsight (quote it: 'runs/**/*.traj').
     #[arg(default_value = DEFAULT_PATH)]
     pub paths: Vec<PathBuf>,
@@ -213,7 +215,11 @@ impl Input {
     pub fn projects(&self) -> Result<Inputs> {
         self.check_default()?;
         let given = self.expanded()?;
-        let paths: Vec<PathBuf> = given.iter().map(|(_, p)| p.clone()).collect();
+        // A run folder is read as its project's `.omnius`, that run picked from it.
+        let paths: Vec<PathBuf> = given
+            .iter()
+            .map(|(_, p)| crate::ingest::omnius_of_run(p).unwrap_or_else(|| p.clone()))
+            .collect();
         let mut found = discover_with(&paths, self.input_format, self.limits())?;
         let mut unread = Problems::default();
         for problem in std::mem::take(&mut found.problems) {
@@ -231,6 +237,7 @@ impl Input {
         warn_look_alikes(&found.skipped_files);
         warn_unrecognised(&found.unrecognised);
         self.check_each_path_yields(&found, &given)?;
+        pick_run_folders(&mut found.projects, &given);
         self.select(&mut found.projects);
         if let Some(shard) = self.shard {
             let all = found.projects.len();
@@ -435,6 +442,12 @@ impl Input {
             (problems, map(r))
         };
         let mut damaged = Vec::new();
+        // Runs are handed on in input order: these are replayed for what they carry into
+        // the run folder given, not reported.
+        let mut unreported = (projects.iter())
+            .flat_map(|p| p.runs.iter().map(|r| r.unreported))
+            .collect::<Vec<_>>()
+            .into_iter();
         let (tx, rx) = std::sync::mpsc::sync_channel(QUEUE);
         let (bar_ref, noted) = (&bar, &noted);
         let result = std::thread::scope(|scope| {
@@ -448,7 +461,9 @@ impl Input {
             });
             for (problems, item) in rx {
                 damaged.extend(problems);
-                deliver(item);
+                if unreported.next() != Some(true) {
+                    deliver(item);
+                }
             }
             worker.join()
         });
@@ -586,6 +601,30 @@ fn look_alike_error(file: &SkippedFile) -> ParseError {
 
 /// Whether a run of `runs` (lexical paths) lies under `given`, as written or resolved (the
 /// same folder named through a link).
+/// A run folder given as a path (`<project>/.omnius/runs/<id>`) is that run alone: its
+/// project's other sessions are replayed, for what they carry into it (a resumed session's
+/// breaker starts where the earlier one left off), but not reported, so its verdict is the
+/// one it has in a replay of the whole project (issue #32, L).
+fn pick_run_folders(projects: &mut [ProjectSource], given: &[(usize, PathBuf)]) {
+    let folders: Vec<PathBuf> = given
+        .iter()
+        .filter(|(_, p)| crate::ingest::omnius_of_run(p).is_some())
+        .map(|(_, p)| lexical(p))
+        .collect();
+    if folders.is_empty() {
+        return;
+    }
+    for project in projects {
+        let picked = |r: &crate::ingest::RunSource| folders.contains(&lexical(&r.path));
+        if !project.runs.iter().any(picked) {
+            continue;
+        }
+        for run in &mut project.runs {
+            run.unreported = !picked(run);
+        }
+    }
+}
+
 fn yields(given: &Path, runs: &[PathBuf]) -> bool {
     let path = lexical(given);
     if runs.iter().any(|r| r.starts_with(&path)) {

@@ -45,6 +45,9 @@ pub struct RunSource {
     pub limits: Limits,
     /// Where in `path` the run is, when `path` holds several.
     pub within: Within,
+    /// Replayed but not reported: the project's other sessions when one run folder of it
+    /// is given as a path, replayed for what they carry into it (issue #32, L).
+    pub unreported: bool,
 }
 
 impl RunSource {
@@ -271,6 +274,7 @@ fn file_projects(
             format,
             limits,
             within: Within::Whole,
+            unreported: false,
         };
         if format.is_session_log() {
             let order = match format {
@@ -401,6 +405,7 @@ fn opencode_runs(
                 format: InputFormat::OpenCode,
                 limits,
                 within: Within::Session(s.id),
+                unreported: false,
             };
             (s.project, format!("{:020}", s.created), run)
         })
@@ -464,6 +469,7 @@ fn trial_project(trial: PathBuf, file: PathBuf, limits: Limits) -> ProjectSource
             format: InputFormat::Atif,
             limits,
             within: Within::Whole,
+            unreported: false,
         }],
         limits,
     }
@@ -489,6 +495,7 @@ fn instance_project(
             format: InputFormat::Openhands,
             limits,
             within: Within::Line(instance.at),
+            unreported: false,
         }],
         limits,
     }
@@ -557,6 +564,7 @@ fn runs_of(omnius: &Path, limits: Limits, problems: &mut Vec<ParseError>) -> Vec
                 format: InputFormat::Omnius,
                 limits,
                 within: Within::Whole,
+                unreported: false,
             }),
             Err(e) => problems.push(io_problem(&path, &display(&path), &e)),
         }

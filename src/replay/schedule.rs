@@ -638,6 +638,7 @@ mod tests {
                     format: InputFormat::Omnius,
                     limits: Limits::default(),
                     within: ingest::discover::Within::Whole,
+                    unreported: false,
                 })
                 .collect(),
             limits: Limits::default(),
