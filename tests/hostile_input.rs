@@ -689,3 +689,20 @@ fn duplicate_keys_are_located() {
     );
     strict(root, &[]);
 }
+
+/// A folder whose name holds a backslash is its own project, not the folder of the same
+/// name with `/` for `\` (issue #32, K): before, `back\slash` and `back/slash` were both
+/// reported as `back/slash`, two projects under one name.
+#[test]
+fn a_backslash_in_a_folder_name_is_not_a_separator() {
+    let dir = open_tempdir();
+    run_dir(dir.path(), "back\\slash", RUN, Some(GOOD));
+    run_dir(dir.path(), "back/slash", RUN, Some(GOOD));
+    let (report, _) = lenient(dir.path(), &[]);
+    let mut projects: Vec<&str> = runs(&report)
+        .iter()
+        .map(|r| r["project"].as_str().expect("project"))
+        .collect();
+    projects.sort_unstable();
+    assert_eq!(projects, ["back/slash", "back\\slash"]);
+}

@@ -609,9 +609,16 @@ pub fn session_order(run_id: &str) -> (u64, String) {
     (digits.parse().unwrap_or(u64::MAX), run_id.to_string())
 }
 
-/// A path as shown in reports: `/`-separated, without a leading `./`.
+/// A path as shown in reports: `/`-separated, without a leading `./`. Only where `\` is a
+/// separator (Windows) does it become `/`: elsewhere it is a character a folder's name may
+/// hold, and `back\slash` is not the folder `slash` in `back` (issue #32, K).
 pub fn display(path: &Path) -> String {
-    let s = path.to_string_lossy().replace('\\', "/");
+    let s = path.to_string_lossy();
+    let s = if std::path::MAIN_SEPARATOR == '\\' {
+        s.replace('\\', "/")
+    } else {
+        s.into_owned()
+    };
     let s = s.strip_prefix("./").unwrap_or(&s).trim_end_matches('/');
     s.to_string()
 }
