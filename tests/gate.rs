@@ -1820,3 +1820,43 @@ fn a_malformed_swe_bench_summary_is_an_error_naming_its_field() {
         .expect("runs");
     assert!(out.status.code().is_some_and(|c| c < 2), "{:?}", out.status);
 }
+
+/// Issue #32, E: a Harbor trial whose reward is there but is no number is an error naming
+/// the trial's file and the field, never a trial passed over as "no verdict" while the
+/// gate judges the rest. A trial with no verdict (null) is still only noted.
+#[test]
+fn a_harbor_reward_of_another_type_is_an_error_naming_its_field() {
+    for (verifier, said) in [
+        (
+            json!({"rewards": {"reward": "1.0"}}),
+            "verifier_result.rewards.reward: expected a number, found string",
+        ),
+        (
+            json!({"rewards": [1.0]}),
+            "verifier_result.rewards: expected an object, found array",
+        ),
+        (
+            json!("passed"),
+            "verifier_result: expected an object, found string",
+        ),
+    ] {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let trials = harbor_job(dir.path(), "job", &[Some(1.0), Some(0.0), Some(1.0)]);
+        let result = dir.path().join(&trials[2]).join("result.json");
+        let mut value: serde_json::Value =
+            serde_json::from_slice(&fs::read(&result).expect("read")).expect("json");
+        value["verifier_result"] = verifier.clone();
+        fs::write(&result, value.to_string()).expect("write");
+        let out = hindsight()
+            .current_dir(dir.path())
+            .args(["gate", "job", "--labels", "job"])
+            .output()
+            .expect("runs");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{verifier}: {stderr}");
+        assert!(
+            stderr.contains(&format!("{}/result.json: {said}", trials[2])),
+            "{verifier}: {stderr}"
+        );
+    }
+}

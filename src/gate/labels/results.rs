@@ -241,7 +241,7 @@ pub(super) fn harbor_found(root: &Path, threshold: f64) -> Result<Trials, Labels
         }
         let folder = file.parent().unwrap_or(Path::new("."));
         let name = crate::ingest::display(folder);
-        match reward(&value) {
+        match reward(&value).map_err(|message| invalid(file, message))? {
             Some(reward) => trials.push(Trial {
                 dir: folder
                     .canonicalize()
@@ -267,10 +267,34 @@ pub(super) fn harbor_found(root: &Path, threshold: f64) -> Result<Trials, Labels
     })
 }
 
-fn reward(result: &Value) -> Option<f64> {
-    result
-        .get("verifier_result")?
-        .get("rewards")?
-        .get("reward")?
-        .as_f64()
+/// A trial's reward: `None` when the trial has no verdict (`verifier_result` null or
+/// absent: the agent or the tests did not finish; no `reward` among the rewards); a value
+/// of another type is an error naming its field, never a trial passed over (issue #32, E).
+fn reward(result: &Value) -> Result<Option<f64>, String> {
+    fn present(v: Option<&Value>) -> Option<&Value> {
+        v.filter(|v| !v.is_null())
+    }
+    use crate::ingest::formats::kind_of;
+    let Some(verifier) = present(result.get("verifier_result")) else {
+        return Ok(None);
+    };
+    let object = |v: &Value, field: &str| {
+        v.as_object()
+            .map(|_| ())
+            .ok_or_else(|| format!("{field}: expected an object, found {}", kind_of(v)))
+    };
+    object(verifier, "verifier_result")?;
+    let Some(rewards) = present(verifier.get("rewards")) else {
+        return Ok(None);
+    };
+    object(rewards, "verifier_result.rewards")?;
+    match present(rewards.get("reward")) {
+        None => Ok(None),
+        Some(reward) => reward.as_f64().map(Some).ok_or_else(|| {
+            format!(
+                "verifier_result.rewards.reward: expected a number, found {}",
+                kind_of(reward)
+            )
+        }),
+    }
 }
