@@ -111,6 +111,32 @@ impl Config {
             .unwrap_or_default()
     }
 
+    /// What identifies the guards a replay ran with, for its report (issue #32, F): every
+    /// registered guard (an external one with its command) and a digest of the settings
+    /// each ran with, its defaults with the given keys over them, so a setting given at its
+    /// default value is the same replay as one left alone.
+    pub fn identity(&self) -> (Vec<String>, String) {
+        let mut guards = Vec::new();
+        let mut settings = Map::new();
+        for entry in registry() {
+            let id = entry.info.id;
+            guards.push(match entry.command() {
+                Some(command) => format!("{id}={command}"),
+                None => id.to_string(),
+            });
+            let mut effective = entry.defaults();
+            if let (Value::Object(effective), Some(Value::Object(given))) =
+                (&mut effective, self.guards.get(id))
+            {
+                effective.extend(given.clone());
+            }
+            settings.insert(id.to_string(), effective);
+        }
+        settings.insert("lenient_guards".into(), Value::Bool(self.lenient_guards));
+        let canonical = Value::Object(settings).to_string();
+        (guards, crate::hash::digest(canonical.as_bytes()))
+    }
+
     /// One fresh instance of every registered guard, configured.
     pub fn build(&self) -> Result<Vec<Configured>, ConfigError> {
         self.build_where(|_| true)

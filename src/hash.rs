@@ -28,6 +28,19 @@ pub fn hash_of(value: &impl std::hash::Hash) -> u64 {
     State::default().hash_one(value)
 }
 
+/// A digest of `bytes` that is the same on every machine, version and platform (FNV-1a,
+/// 64 bits, as 16 hex digits): what identifies a replay's settings and prices in its
+/// report, so that shards replayed apart can be told to be of one replay (issue #32, F).
+/// Not a defence against forgery; a check that like was merged with like.
+pub fn digest(bytes: &[u8]) -> String {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for &b in bytes {
+        h ^= u64::from(b);
+        h = h.wrapping_mul(0x0000_0100_0000_01b3);
+    }
+    format!("{h:016x}")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -55,5 +68,13 @@ mod tests {
         assert_eq!(table.len(), 2);
         assert_eq!(table.get("main"), Some(&5));
         assert_eq!(table.get("task-1"), Some(&1));
+    }
+
+    #[test]
+    fn digest_is_fnv_1a_64() {
+        // The published FNV-1a 64 test vectors.
+        assert_eq!(digest(b""), "cbf29ce484222325");
+        assert_eq!(digest(b"a"), "af63dc4c8601ec8c");
+        assert_eq!(digest(b"foobar"), "85944171f73967e8");
     }
 }

@@ -530,3 +530,116 @@ fn merge_refuses_sweeps_of_different_grids_and_a_sweep_beside_a_report() {
     let stderr = refused(&["merge", &one]);
     assert!(stderr.contains("shard 2/2 missing"), "{stderr}");
 }
+
+/// Issue #32, F: shards of different replays are refused, naming the member of `replayed`
+/// that differs: other paths (a corpus of its own), other settings (`--set`), other prices
+/// (`--prices`). Before, their `input` sections were equal and they merged into a report
+/// no replay gives.
+#[test]
+fn merge_refuses_shards_of_different_replays_naming_what_differs() {
+    let dir = tempfile::tempdir().unwrap();
+    let one = shards(dir.path(), &["corpora/"], 2)[0].clone();
+    let shard_two = |name: &str, extra: &[&str]| {
+        let file = dir.path().join(name);
+        let mut args = vec!["replay"];
+        args.extend(extra);
+        args.extend(["--shard", "2/2", "--format", "json"]);
+        std::fs::write(&file, stdout_of(&args)).expect("write");
+        file
+    };
+    let prices = dir.path().join("prices.json");
+    std::fs::write(
+        &prices,
+        r#"{"my-model": {"input_cost_per_token": 1e-6, "output_cost_per_token": 2e-6}}"#,
+    )
+    .unwrap();
+    for (name, extra, member) in [
+        ("paths.json", vec!["corpora/myactuator"], "replayed.paths"),
+        (
+            "settings.json",
+            vec!["corpora/", "--set", "convergence_breaker.abandon=6"],
+            "replayed.settings",
+        ),
+        (
+            "prices.json.report",
+            vec!["corpora/", "--prices", prices.to_str().unwrap()],
+            "replayed.prices",
+        ),
+    ] {
+        let other = shard_two(name, &extra);
+        let stderr = refused(&[
+            std::ffi::OsStr::new("merge"),
+            one.as_os_str(),
+            other.as_os_str(),
+        ]);
+        assert!(
+            stderr.contains(&format!("`{member}`")) && stderr.contains("not shards of one replay"),
+            "{name}: {stderr}"
+        );
+    }
+    // The same setting given at its default is the same replay.
+    let same = shard_two(
+        "default.json",
+        &["corpora/", "--set", "convergence_breaker.abandon=5"],
+    );
+    let out = hindsight()
+        .arg("merge")
+        .args([&one, &same])
+        .output()
+        .expect("runs");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+/// Issue #32, F: a report with a member removed is refused naming it, never read as a zero
+/// or a null: a run's `tokens_by_kind` (once filled with zeros), a run's `cost_usd` (once
+/// read as unpriced), and the report's `replayed` section.
+#[test]
+fn merge_refuses_a_report_missing_a_member_naming_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let files = shards(dir.path(), &["corpora/"], 2);
+    for (remove, said) in [
+        ("tokens_by_kind", "missing field `tokens_by_kind`"),
+        ("cost_usd", "missing field `cost_usd`"),
+        ("replayed", "no `replayed` section"),
+    ] {
+        let mut report = json(&files[1]);
+        match remove {
+            "replayed" => report.as_object_mut().unwrap().remove("replayed"),
+            field => report["runs"][0].as_object_mut().unwrap().remove(field),
+        };
+        let damaged = dir.path().join(format!("without-{remove}.json"));
+        std::fs::write(&damaged, serde_json::to_vec_pretty(&report).unwrap()).unwrap();
+        let stderr = refused(&[
+            "merge",
+            files[0].to_str().unwrap(),
+            damaged.to_str().unwrap(),
+        ]);
+        assert!(stderr.contains(said), "{remove}: {stderr}");
+    }
+}
+
+/// Issue #32, F: sweep shards of different corpora are refused like replay reports.
+#[test]
+fn merge_refuses_sweep_shards_of_different_paths() {
+    let dir = tempfile::tempdir().unwrap();
+    let sweep = |path: &str, k: u32| {
+        let file = dir.path().join(format!("sweep-{k}.json"));
+        let args = [
+            "sweep",
+            path,
+            "--expect",
+            EXPECT,
+            "--param",
+            "breaker.abandon=4,5",
+        ];
+        std::fs::write(&file, sharded(&args, k, 2)).expect("write");
+        file.to_str().expect("UTF-8").to_string()
+    };
+    let (one, other) = (sweep("corpora/", 1), sweep("./corpora", 2));
+    let stderr = refused(&["merge", &one, &other]);
+    assert!(stderr.contains("`replayed.paths`"), "{stderr}");
+}

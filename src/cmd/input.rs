@@ -200,6 +200,23 @@ impl Input {
         Ok(file)
     }
 
+    /// What identifies this replay in its report (issue #32, F): hindsight's version, the
+    /// paths as given, the guards and the digests of their settings and of the prices.
+    pub fn replayed(&self, config: &Config, prices: &Prices) -> crate::report::Replayed {
+        let (guards, settings) = config.identity();
+        crate::report::Replayed {
+            hindsight: env!("CARGO_PKG_VERSION").to_string(),
+            paths: self
+                .paths
+                .iter()
+                .map(|p| p.to_string_lossy().into_owned())
+                .collect(),
+            guards,
+            settings,
+            prices: prices.digest(),
+        }
+    }
+
     /// The built-in prices, with `--prices` over them.
     pub fn prices(&self) -> Result<Prices> {
         let built_in = Prices::built_in();

@@ -106,6 +106,7 @@ fn write_report(
         let runs = args.input.replay_reports(projects, config, prices)?;
         let report = Report::of_runs(runs)
             .with_unread(projects.unread_report())
+            .with_replayed(args.input.replayed(config, prices))
             .with_shard(args.input.shard);
         let table = args.table.unwrap_or_default();
         if args.format == Format::Table {
@@ -140,5 +141,6 @@ fn write_report(
     let input = projects.unread_report();
     let mut summary = summary.finish();
     summary.count_unread(&input);
-    Ok(stream.finish(&summary, &input, args.input.shard.as_ref())?)
+    let replayed = args.input.replayed(config, prices);
+    Ok(stream.finish(&summary, &input, Some(&replayed), args.input.shard.as_ref())?)
 }

@@ -100,6 +100,7 @@ pub fn run(args: Args) -> Result<u8> {
     let runs = args.input.replay(&projects, &config)?;
     let report = Report::build(&runs, &prices)
         .with_unread(projects.unread_report())
+        .with_replayed(args.input.replayed(&config, &prices))
         .with_shard(args.input.shard);
     let labels = args
         .reward

@@ -95,12 +95,16 @@ pub fn run(args: Args) -> Result<u8> {
         .clone()
         .map(|selection| Selecting { selection, split });
     let (settings, runs) = sweep(&args.input, &projects, &labels, &params, Acting::Together)?;
-    let swept = SweepReport::score(
+    let mut swept = SweepReport::score(
         settings,
         runs,
         args.resamples,
         selecting.as_ref(),
         args.input.shard,
+    );
+    swept.replayed = Some(
+        args.input
+            .replayed(&args.input.config()?, &args.input.prices()?),
     );
     let mut out = output(None);
     match args.format {

@@ -153,6 +153,11 @@ impl Prices {
         Ok(self)
     }
 
+    /// A digest of the whole table, for a report's `replayed` section (issue #32, F).
+    pub fn digest(&self) -> String {
+        crate::hash::digest(format!("{:?}", self.by_model).as_bytes())
+    }
+
     /// The price of `model`, if the table knows it unambiguously.
     pub fn get(&self, model: &str) -> Option<Price> {
         if let Some(p) = self.by_model.get(model) {

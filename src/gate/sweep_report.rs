@@ -10,7 +10,8 @@
 use super::scores::DEFAULT_RESAMPLES;
 use super::select::{choose, choose_folds, Choice, Folds, Selection};
 use super::sweep::{points, Point, Setting, SweptRun};
-use crate::report::merge::{check_disjoint, check_split, MergeError};
+use crate::report::merge::{check_disjoint, check_replayed, check_split, replayed_of, MergeError};
+use crate::report::Replayed;
 use crate::shard::Shard;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -27,6 +28,10 @@ pub struct SweepReport {
     /// The shard this sweep replayed (`--shard K/N`); absent for a whole corpus.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub shard: Option<Shard>,
+    /// What identifies the replay, as in a replay report: `merge` merges only sweeps where
+    /// it is the same (issue #32, F).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub replayed: Option<Replayed>,
     pub points: Vec<Point>,
     /// The points over each harness's runs apart, and over each model's, when the runs
     /// come from more than one (issue #29, item 3).
@@ -118,6 +123,7 @@ impl SweepReport {
             sweep_format: SWEEP_FORMAT,
             resamples,
             shard,
+            replayed: None,
             points,
             by_harness,
             by_model,
@@ -152,6 +158,8 @@ pub struct SweepPart {
     pub resamples: u32,
     #[serde(default)]
     pub shard: Option<Shard>,
+    #[serde(default)]
+    pub replayed: Option<Replayed>,
     pub points: Vec<PointHead>,
     #[serde(default)]
     pub choice: Option<ChoiceHead>,
@@ -223,6 +231,11 @@ pub fn merge(parts: Vec<(String, SweepPart)>) -> Result<SweepReport, MergeError>
         if part.runs.iter().any(|r| r.points() != part.points.len()) {
             return differs("runs' figures (not one per grid point)");
         }
+        check_replayed(
+            (file, part.replayed.as_ref()),
+            (first_file, first.replayed.as_ref()),
+            part.shard.is_some() || first.shard.is_some(),
+        )?;
     }
     let split: Vec<(&str, Option<Shard>)> =
         parts.iter().map(|(f, p)| (f.as_str(), p.shard)).collect();
@@ -239,6 +252,7 @@ pub fn merge(parts: Vec<(String, SweepPart)>) -> Result<SweepReport, MergeError>
     check_disjoint(&projects)?;
     let settings: Vec<Setting> = first.points.iter().map(|p| p.setting.clone()).collect();
     let resamples = first.resamples;
+    let replayed = replayed_of(parts.iter().map(|(_, p)| p.replayed.as_ref()));
     let asked = match (&first.choice, &first.folds) {
         (Some(c), _) => Some((c.select.clone(), Split::Holdout(c.holdout))),
         (None, Some(f)) => Some((f.select.clone(), Split::Folds(f.folds))),
@@ -263,11 +277,7 @@ pub fn merge(parts: Vec<(String, SweepPart)>) -> Result<SweepReport, MergeError>
         }),
         None => None,
     };
-    Ok(SweepReport::score(
-        settings,
-        runs,
-        resamples,
-        selecting.as_ref(),
-        None,
-    ))
+    let mut merged = SweepReport::score(settings, runs, resamples, selecting.as_ref(), None);
+    merged.replayed = replayed;
+    Ok(merged)
 }

@@ -5,7 +5,7 @@
 //! it runs, keeping only the summary (issue #13); a report held whole is written through
 //! the same pieces, so the bytes are those of `serde_json`'s pretty printer either way.
 
-use super::{Report, RunReport, Summary, UnreadReport, REPORT_FORMAT};
+use super::{Replayed, Report, RunReport, Summary, UnreadReport, REPORT_FORMAT};
 use crate::shard::Shard;
 use serde::Serialize;
 use std::io::Write;
@@ -15,7 +15,12 @@ pub fn render(report: &Report, out: &mut dyn Write) -> std::io::Result<()> {
     for run in &report.runs {
         stream.run(run)?;
     }
-    stream.finish(&report.summary, &report.input, report.shard.as_ref())
+    stream.finish(
+        &report.summary,
+        &report.input,
+        report.replayed.as_ref(),
+        report.shard.as_ref(),
+    )
 }
 
 /// A JSON report being written.
@@ -50,12 +55,13 @@ impl<'w> JsonStream<'w> {
         Ok(())
     }
 
-    /// Closes the `runs` array and writes the summary, the input section and, for a
-    /// shard's report, the shard.
+    /// Closes the `runs` array and writes the summary, the input section, what identifies
+    /// the replay and, for a shard's report, the shard.
     pub fn finish(
         self,
         summary: &Summary,
         input: &UnreadReport,
+        replayed: Option<&Replayed>,
         shard: Option<&Shard>,
     ) -> std::io::Result<()> {
         let out = self.out;
@@ -66,6 +72,10 @@ impl<'w> JsonStream<'w> {
         nested(&mut *out, summary, "  ")?;
         out.write_all(b",\n  \"input\": ")?;
         nested(&mut *out, input, "  ")?;
+        if let Some(replayed) = replayed {
+            out.write_all(b",\n  \"replayed\": ")?;
+            nested(&mut *out, replayed, "  ")?;
+        }
         if let Some(shard) = shard {
             out.write_all(b",\n  \"shard\": ")?;
             nested(&mut *out, shard, "  ")?;
@@ -115,9 +125,15 @@ mod tests {
 
     fn report(runs: usize) -> Report {
         let run: RunReport = serde_json::from_value(serde_json::json!({
-            "project": "p", "run_id": "r\n\"x\"", "session": 1, "turns": 2,
-            "tokens_total": 10, "ledger": {"recorded": "open", "finalized": "open"},
-            "firings": [], "savings": {"by_guard": {}, "combined": 0, "cut_at_turn": null},
+            "project": "p", "run_id": "r\n\"x\"", "format": "omnius", "session": 1,
+            "turns": 2, "tokens_total": 10, "tokens_recorded": 10, "tokens_estimated": 0,
+            "tokens_by_kind": {"input": 8, "cache_write": 0, "cache_read": 0, "output": 2,
+                               "unknown": 0},
+            "cost_usd": null, "cost_recorded_usd": 0.0, "cost_unpriced_tokens": 10,
+            "unpriced_models": [], "models": [],
+            "ledger": {"recorded": "open", "finalized": "open"},
+            "firings": [], "savings": {"by_guard": {}, "combined": 0, "cut_at_turn": null,
+                                       "cost_saved_usd": null},
             "metrics": {"g": {"m": [1, {"a": []}]}},
             "input": {"records": 1, "bytes": 2, "skipped": 0, "problems": [],
                       "unknown_types": {}, "unknown_fields": {}}
@@ -130,6 +146,7 @@ mod tests {
             runs,
             summary,
             input: UnreadReport::default(),
+            replayed: None,
             shard: None,
         }
     }
@@ -139,6 +156,13 @@ mod tests {
         for (n, shard) in [(0, None), (1, None), (3, Some((2, 3)))] {
             let mut report = report(n);
             report.shard = shard.map(|(index, count)| Shard { index, count });
+            report.replayed = shard.map(|_| crate::report::Replayed {
+                hindsight: "0.1.0".into(),
+                paths: vec!["corpora/".into()],
+                guards: vec!["convergence_breaker".into()],
+                settings: "0123456789abcdef".into(),
+                prices: "fedcba9876543210".into(),
+            });
             let mut streamed = Vec::new();
             render(&report, &mut streamed).expect("writes");
             let mut whole = serde_json::to_vec_pretty(&report).expect("serializes");

@@ -15,7 +15,7 @@
 //! report). Reports without a `shard` field (whole replays of disjoint corpora) merge as
 //! long as no project is in two of them.
 
-use super::{summarize_with, Report, SummaryBuilder, REPORT_FORMAT};
+use super::{summarize_with, Replayed, Report, SummaryBuilder, REPORT_FORMAT};
 use crate::shard::Shard;
 use std::collections::BTreeMap;
 
@@ -88,6 +88,24 @@ pub enum MergeError {
          that check; merged, the sweep makes it)"
     )]
     Unlabelled { files: String },
+    #[error(
+        "{file}: no `replayed` section (what identifies its replay: paths, version, guards, \
+         settings, prices), so it cannot be told to be of one replay with the others: replay \
+         it again with this hindsight"
+    )]
+    Unidentified { file: String },
+    #[error(
+        "{file}: `replayed.{what}` is {value:?} where {first} has {first_value:?}: not \
+         shards of one replay (give every shard the same paths, spelled the same way, and \
+         the same hindsight, --config, --set, --guard and --prices)"
+    )]
+    Replayed {
+        file: String,
+        first: String,
+        what: &'static str,
+        value: String,
+        first_value: String,
+    },
     #[error("project {project} is in both {first} and {file}: overlapping shards")]
     Overlap {
         project: String,
@@ -112,6 +130,11 @@ pub fn merge(parts: Vec<Part>) -> Result<Report, MergeError> {
                 first: first.file.clone(),
             });
         }
+        check_replayed(
+            (&part.file, part.report.replayed.as_ref()),
+            (&first.file, first.report.replayed.as_ref()),
+            part.report.shard.is_some() || first.report.shard.is_some(),
+        )?;
     }
     let split: Vec<(&str, Option<Shard>)> = parts
         .iter()
@@ -127,6 +150,7 @@ pub fn merge(parts: Vec<Part>) -> Result<Report, MergeError> {
         .collect();
     check_disjoint(&projects)?;
     let input = first.report.input.clone();
+    let replayed = replayed_of(parts.iter().map(|p| p.report.replayed.as_ref()));
     let format = first.report.format;
     let guards = guards_of(&parts);
     let mut runs: Vec<_> = parts.into_iter().flat_map(|p| p.report.runs).collect();
@@ -138,9 +162,64 @@ pub fn merge(parts: Vec<Part>) -> Result<Report, MergeError> {
         runs,
         summary,
         input: Default::default(),
+        replayed,
         shard: None,
     }
     .with_unread(input))
+}
+
+/// What identifies the merged replay: the parts' (checked to agree). Shards share their
+/// paths, kept as given; whole reports of disjoint corpora each had their own, and the
+/// merged report lists them all, sorted, so the order the reports are given in does not
+/// show.
+pub fn replayed_of<'r>(parts: impl Iterator<Item = Option<&'r Replayed>>) -> Option<Replayed> {
+    let mut merged: Option<Replayed> = None;
+    let mut others = false;
+    for replayed in parts.flatten() {
+        match &mut merged {
+            None => merged = Some(replayed.clone()),
+            Some(m) if m.paths != replayed.paths => {
+                m.paths.extend(replayed.paths.iter().cloned());
+                others = true;
+            }
+            Some(_) => {}
+        }
+    }
+    if let (Some(m), true) = (&mut merged, others) {
+        m.paths.sort();
+        m.paths.dedup();
+    }
+    merged
+}
+
+/// A part (`(file, what identifies its replay)`) and the first part are of one replay:
+/// both say what identifies it, and agree on all of it (issue #32, F). Shards of different
+/// paths, or reports of different versions, guards, settings or prices, would merge into
+/// one no replay gives. Whole reports (`shards` false) are of disjoint corpora, so of other
+/// paths by design: their paths are not compared.
+pub fn check_replayed(
+    part: (&str, Option<&Replayed>),
+    first: (&str, Option<&Replayed>),
+    shards: bool,
+) -> Result<(), MergeError> {
+    let of = |(file, replayed): (&str, Option<&Replayed>)| {
+        replayed.cloned().ok_or_else(|| MergeError::Unidentified {
+            file: file.to_string(),
+        })
+    };
+    let (mine, theirs) = (of(part)?, of(first)?);
+    for ((what, a), (_, b)) in mine.members().into_iter().zip(theirs.members()) {
+        if a != b && (shards || what != "paths") {
+            return Err(MergeError::Replayed {
+                file: part.0.to_string(),
+                first: first.0.to_string(),
+                what,
+                value: a,
+                first_value: b,
+            });
+        }
+    }
+    Ok(())
 }
 
 /// No project in two parts, given as `(file, the projects of its runs)`.

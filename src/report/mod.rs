@@ -39,12 +39,55 @@ pub struct Report {
     pub runs: Vec<RunReport>,
     pub summary: Summary,
     /// Paths skipped before any run was read (docs/FORMAT.md, *Bad input*).
-    #[serde(default)]
     pub input: UnreadReport,
+    /// What identifies the replay; `merge` merges only reports where it is the same.
+    /// Absent in a report read from before it was written, which `merge` refuses.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub replayed: Option<Replayed>,
     /// The shard this report replayed (`--shard K/N`); absent for a whole corpus, and so
     /// in a merged report ([`merge`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub shard: Option<crate::shard::Shard>,
+}
+
+/// Reads an `Option` member that every report writes (`null` when it has no value): a
+/// saved report without it is refused, naming it, instead of being read as `null`
+/// (issue #32, F), as every other member is.
+fn required<'de, D, T>(deserializer: D) -> Result<Option<T>, D::Error>
+where
+    D: serde::Deserializer<'de>,
+    T: Deserialize<'de>,
+{
+    Option::<T>::deserialize(deserializer)
+}
+
+/// What identifies a replay (issue #32, F): the shards of one replay agree on all of it,
+/// and `merge` refuses reports that differ in any of it, naming the member.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
+pub struct Replayed {
+    /// The version of hindsight that replayed.
+    pub hindsight: String,
+    /// The paths given, as spelled.
+    pub paths: Vec<String>,
+    /// The guards replayed, in replay order; an external one as `id=command`.
+    pub guards: Vec<String>,
+    /// A digest of the settings every guard ran with ([`crate::config::Config::identity`]).
+    pub settings: String,
+    /// A digest of the price table, `--prices` included.
+    pub prices: String,
+}
+
+impl Replayed {
+    /// The members, named as the report names them, for saying which one differs.
+    pub fn members(&self) -> [(&'static str, String); 5] {
+        [
+            ("hindsight", self.hindsight.clone()),
+            ("paths", self.paths.join(" ")),
+            ("guards", self.guards.join(" ")),
+            ("settings", self.settings.clone()),
+            ("prices", self.prices.clone()),
+        ]
+    }
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
@@ -52,8 +95,7 @@ pub struct RunReport {
     pub project: String,
     pub run_id: String,
     /// The input format the run was read from: its harness (`omnius`, `mini-swe-agent`,
-    /// ...). Empty in reports written before it was recorded.
-    #[serde(default)]
+    /// ...).
     pub format: String,
     /// 1-based session number within the project.
     pub session: usize,
@@ -62,27 +104,20 @@ pub struct RunReport {
     /// `tokens_recorded + tokens_estimated`.
     pub tokens_total: u64,
     /// Read from the log (per request, or a run total spread over its requests).
-    #[serde(default)]
     pub tokens_recorded: u64,
     /// Estimated by hindsight where the log records no usage (docs/COUNTERFACTUAL.md).
-    #[serde(default)]
     pub tokens_estimated: u64,
-    #[serde(default)]
     pub tokens_by_kind: TokensByKind,
     /// Dollars over the priced requests; `null` when none could be priced.
-    #[serde(default)]
+    #[serde(deserialize_with = "required")]
     pub cost_usd: Option<f64>,
     /// The part of `cost_usd` the log itself recorded.
-    #[serde(default)]
     pub cost_recorded_usd: f64,
     /// Tokens of requests with no price (`unpriced_models` names their models).
-    #[serde(default)]
     pub cost_unpriced_tokens: u64,
-    #[serde(default)]
     pub unpriced_models: Vec<String>,
     /// The models the run's requests name, sorted (empty when the log names none): its
     /// model, for scores broken out by model.
-    #[serde(default)]
     pub models: Vec<String>,
     pub ledger: LedgerReport,
     pub firings: Vec<FiringReport>,
@@ -105,10 +140,12 @@ pub struct FiringReport {
     pub turn: u32,
     pub agent: String,
     pub action: String,
+    #[serde(deserialize_with = "required")]
     pub family: Option<String>,
     /// `terminal`, `advisory`, `suppress` or `shrink`.
     pub effect: String,
     pub tokens_saved: u64,
+    #[serde(deserialize_with = "required")]
     pub detail: Option<String>,
 }
 
@@ -118,9 +155,10 @@ pub struct Savings {
     pub by_guard: BTreeMap<String, u64>,
     /// All guards together; the main agent's earliest terminal firing truncates the rest.
     pub combined: u64,
+    #[serde(deserialize_with = "required")]
     pub cut_at_turn: Option<u32>,
     /// The same in dollars, over the priced requests; `null` when none is priced.
-    #[serde(default)]
+    #[serde(deserialize_with = "required")]
     pub cost_saved_usd: Option<CostSaved>,
 }
 
@@ -159,7 +197,6 @@ pub struct UnreadReport {
     pub problems: Vec<String>,
     /// Every file that looks like a recorded run but lacks its format's distinctive
     /// structure, with the format it resembles and why it was not read.
-    #[serde(default)]
     pub skipped_files: Vec<SkippedFile>,
     /// Every JSON Lines file no format claims (issue #30, item 7), with the format nearest
     /// to it (`none` when no format is near) and why it was not read.
@@ -173,15 +210,13 @@ pub struct Summary {
     pub runs: usize,
     pub turns: usize,
     pub tokens_total: u64,
-    #[serde(default)]
     pub tokens_estimated: u64,
     pub tokens_saved_combined: u64,
     /// Dollars over the priced requests of every run; `null` when none is priced.
-    #[serde(default)]
+    #[serde(deserialize_with = "required")]
     pub cost_usd: Option<f64>,
-    #[serde(default)]
+    #[serde(deserialize_with = "required")]
     pub cost_saved_usd_combined: Option<f64>,
-    #[serde(default)]
     pub cost_unpriced_tokens: u64,
     pub skipped_records: u64,
     pub guards: Vec<GuardSummary>,
@@ -194,7 +229,7 @@ pub struct GuardSummary {
     pub runs_fired: usize,
     pub firings: usize,
     pub tokens_saved: u64,
-    #[serde(default)]
+    #[serde(deserialize_with = "required")]
     pub cost_saved_usd: Option<f64>,
 }
 
@@ -247,6 +282,7 @@ impl Report {
             runs,
             summary,
             input: UnreadReport::default(),
+            replayed: None,
             shard: None,
         }
     }
@@ -257,6 +293,12 @@ impl Report {
     pub fn with_unread(mut self, input: UnreadReport) -> Self {
         self.summary.count_unread(&input);
         self.input = input;
+        self
+    }
+
+    /// Notes what identifies the replay ([`Replayed`]).
+    pub fn with_replayed(mut self, replayed: Replayed) -> Self {
+        self.replayed = Some(replayed);
         self
     }
 
