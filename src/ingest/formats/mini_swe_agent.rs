@@ -114,22 +114,24 @@ pub fn import(path: &Path, policy: Policy, limits: &Limits) -> Result<LoadedRun,
     let Some(top) = doc.as_object() else {
         return reader.fail(None, ProblemKind::NotAnObject);
     };
-    let info = top.get("info").and_then(Value::as_object);
-    let cwd = info
-        .and_then(|i| i.get("config")?.get("environment")?.get("cwd")?.as_str())
-        .map(str::to_string);
-    reader.exit_status = info
-        .and_then(|i| i.get("exit_status")?.as_str())
-        .filter(|s| !s.is_empty())
-        .map(str::to_string);
-    reader.model = info
-        .and_then(|i| i.get("config")?.get("model")?.get("model_name")?.as_str())
-        .filter(|s| !s.is_empty())
-        .map(str::to_string);
-    reader.submission = info
-        .and_then(|i| i.get("submission")?.as_str())
-        .unwrap_or_default()
-        .to_string();
+    // `info` and what it records; a field of the wrong type is a problem and counts as absent.
+    let info = fields::typed(top.get("info"), "info", "object", fields::object);
+    let info = reader.checked(None, info)?;
+    let config = reader.checked(
+        None,
+        fields::typed_at(info, "info", &["config"], "object", fields::object),
+    )?;
+    let mut text = |v, at, keys: &[&str]| {
+        let found = fields::str_at(v, at, keys).map(|s| s.filter(|s| !s.is_empty()));
+        reader.checked(None, found).map(|s| s.map(str::to_string))
+    };
+    let cwd = text(config, "info.config", &["environment", "cwd"])?;
+    let model = text(config, "info.config", &["model", "model_name"])?;
+    let exit_status = text(info, "info", &["exit_status"])?;
+    let submission = text(info, "info", &["submission"])?;
+    reader.exit_status = exit_status;
+    reader.model = model;
+    reader.submission = submission.unwrap_or_default();
     let messages = match top.get("messages") {
         Some(Value::Array(list)) => list,
         None | Some(Value::Null) => {

@@ -49,6 +49,7 @@ mod scan;
 pub use eval::{import_line, instances, Instance, Instances};
 pub use history::REJECTED;
 
+use super::mini_swe_agent::fields::{self, wrong};
 use crate::ingest::error::{FieldError, ParseError, Policy, ProblemKind};
 use crate::ingest::formats::builder::{ErrorTable, ToolTable};
 use crate::ingest::formats::{read_document, Sniffed};
@@ -127,22 +128,32 @@ pub fn import(path: &Path, policy: Policy, limits: &Limits) -> Result<LoadedRun,
 fn history_of(mut run: Import, doc: &Value) -> Result<LoadedRun, ParseError> {
     let (prefix, events, error) = match doc {
         Value::Array(events) => ("", events, None),
-        Value::Object(o) => match ["history", "trajectory"]
-            .iter()
-            .find_map(|k| Some((*k, o.get(*k)?.as_array()?)))
-        {
-            Some((key, events)) => {
-                if let Some(usages) = o
-                    .get("metrics")
-                    .and_then(|m| m.get("token_usages"))
-                    .and_then(Value::as_array)
-                {
-                    token_usages(&mut run, usages)?;
+        Value::Object(o) => {
+            // The first of `history` and `trajectory` that is there; one that is no array
+            // is a problem, not a history left to look for.
+            let found = ["history", "trajectory"]
+                .into_iter()
+                .find_map(|k| o.get(k).filter(|v| !v.is_null()).map(|v| (k, v)));
+            let (key, events) = match found {
+                Some((key, Value::Array(events))) => (key, events),
+                Some((key, other)) => {
+                    return run.fail(key, wrong("", "array of events", other).kind)
                 }
-                (key, events, o.get("error").and_then(Value::as_str))
+                None => return run.fail("history", ProblemKind::MissingField),
+            };
+            let usages = fields::typed_at(
+                Some(doc),
+                "",
+                &["metrics", "token_usages"],
+                "array",
+                Value::as_array,
+            );
+            if let Some(usages) = run.checked(usages)? {
+                token_usages(&mut run, usages)?;
             }
-            None => return run.fail("history", ProblemKind::MissingField),
-        },
+            let error = run.checked(fields::opt_str(o.get("error"), "error"))?;
+            (key, events, error)
+        }
         _ => {
             return run.fail(
                 "",
@@ -193,20 +204,24 @@ fn history_of(mut run: Import, doc: &Value) -> Result<LoadedRun, ParseError> {
 /// a problem and is passed over.
 fn token_usages(run: &mut Import, usages: &[Value]) -> Result<(), ParseError> {
     for (i, entry) in usages.iter().enumerate() {
-        let Some(id) = entry
-            .get("response_id")
-            .and_then(Value::as_str)
-            .filter(|id| !id.is_empty())
-        else {
-            continue;
+        let read = || -> Result<_, FieldError> {
+            if !entry.is_object() {
+                return Err(FieldError::new("", ProblemKind::NotAnObject));
+            }
+            let id = fields::opt_str(entry.get("response_id"), "response_id")?;
+            let Some(id) = id.filter(|id| !id.is_empty()) else {
+                return Ok(None);
+            };
+            let tokens = map::usage(entry, "")?;
+            Ok(Some((id, tokens, map::model(entry.get("model"), "model")?)))
         };
-        match map::usage(entry, "") {
-            Ok(tokens) => {
-                let model = map::model(entry.get("model"));
+        match read() {
+            Ok(Some((id, tokens, model))) => {
                 run.recorded
                     .entry(id.to_string())
                     .or_insert((tokens, model));
             }
+            Ok(None) => {}
             Err(e) => {
                 let field = e.field.trim_start_matches('.').to_string();
                 run.problem(

@@ -61,8 +61,9 @@ pub(crate) mod usage;
 pub(super) mod wording;
 
 use super::builder::{canonical_tool, Builder, ToolTable};
+use super::mini_swe_agent::fields::{object, str_at, typed, typed_at, wrong};
 use super::{read_document, Sniffed};
-use crate::ingest::error::{ParseError, Policy, ProblemKind};
+use crate::ingest::error::{FieldError, ParseError, Policy, ProblemKind};
 use crate::ingest::{unique, Limits, LoadedRun};
 use crate::model::Request;
 use serde_json::{Map, Value};
@@ -219,25 +220,27 @@ pub fn import(path: &Path, policy: Policy, limits: &Limits) -> Result<LoadedRun,
         .filter(|s| action::is_model_call(&text(s, "action"), &text(s, "response")))
         .collect();
 
-    let history = usage::history_of(doc.get("history"));
-    let info = doc.get("info");
-    let mut total = |key: &str| match usage::total(info, key) {
-        Ok(n) => Ok(n),
-        Err(e) => b
-            .problems
-            .record(policy, problem(Some(&e.field), e.kind))
-            .map(|()| None),
-    };
-    let totals = (total("tokens_sent")?, total("tokens_received")?);
-    let cost = match usage::cost(info) {
-        Ok(c) => c,
-        Err(e) => b
-            .problems
-            .record(policy, problem(Some(&e.field), e.kind))
-            .map(|()| None)?,
-    };
-    let requests = usage::requests(totals, cost, &calls, &history);
-    let model = usage::model(doc);
+    let (history, bad) = usage::history_of(doc.get("history"));
+    for e in bad {
+        b.problems.record(policy, e.locate_document(&shown))?;
+    }
+    // What `info` records; a field of the wrong type is a problem and counts as absent.
+    let info = typed(doc.get("info"), "info", "object", object);
+    let info = absent_if_bad(&mut b, policy, &shown, info)?;
+    let stats = typed_at(info, "info", &["model_stats"], "object", object);
+    let stats = absent_if_bad(&mut b, policy, &shown, stats)?;
+    let status = str_at(info, "info", &["exit_status"]);
+    let status = absent_if_bad(&mut b, policy, &shown, status)?;
+    let sent = absent_if_bad(&mut b, policy, &shown, usage::total(stats, "tokens_sent"))?;
+    let received = absent_if_bad(
+        &mut b,
+        policy,
+        &shown,
+        usage::total(stats, "tokens_received"),
+    )?;
+    let cost = absent_if_bad(&mut b, policy, &shown, usage::cost(stats))?;
+    let model = absent_if_bad(&mut b, policy, &shown, usage::model(doc))?;
+    let requests = usage::requests((sent, received), cost, &calls, &history);
     b.session_start(steps.iter().find_map(|s| action::state(s).1));
     let first_reply = history
         .iter()
@@ -299,30 +302,31 @@ pub fn import(path: &Path, policy: Policy, limits: &Limits) -> Result<LoadedRun,
             false => open = action::opens(&key, &action).or(open),
         }
     }
-    outcome(&mut b, doc.get("info"));
+    outcome(&mut b, info, status);
     Ok(b.finish())
 }
 
-fn wrong_type(expected: &'static str, v: &Value) -> ProblemKind {
-    let found = match v {
-        Value::Null => "null",
-        Value::Bool(_) => "boolean",
-        Value::Number(n) if n.is_f64() => "number",
-        Value::Number(_) => "integer",
-        Value::String(_) => "string",
-        Value::Array(_) => "array",
-        Value::Object(_) => "object",
-    };
-    ProblemKind::WrongType {
-        expected,
-        found: found.into(),
-    }
+/// `found`, or, when it is a problem, that problem recorded and the field absent.
+fn absent_if_bad<T>(
+    b: &mut Builder,
+    policy: Policy,
+    shown: &str,
+    found: Result<Option<T>, FieldError>,
+) -> Result<Option<T>, ParseError> {
+    found.or_else(|e| {
+        let problem = e.locate_document(shown);
+        b.problems.record(policy, problem).map(|()| None)
+    })
 }
 
-/// `info.exit_status` and `info.submission` as the run's completion.
-fn outcome(b: &mut Builder, info: Option<&Value>) {
+fn wrong_type(expected: &'static str, v: &Value) -> ProblemKind {
+    wrong("", expected, v).kind
+}
+
+/// `info.exit_status` (`status`, read already) and `info.submission` as the run's
+/// completion.
+fn outcome(b: &mut Builder, info: Option<&Value>, status: Option<&str>) {
     let Some(info) = info else { return };
-    let status = info.get("exit_status").and_then(Value::as_str);
     let submission = match info.get("submission") {
         Some(Value::String(s)) => Some(s.clone()),
         None | Some(Value::Null) => None,

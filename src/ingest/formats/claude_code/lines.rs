@@ -1,7 +1,8 @@
 //! The pieces of one Claude Code line: assistant blocks, user items, usage, with the
 //! located problems a malformed one raises.
 
-use crate::ingest::error::ProblemKind;
+use crate::ingest::error::{FieldError, ProblemKind};
+use crate::ingest::formats::mini_swe_agent::fields::{opt_str, wrong};
 use crate::model::{TokenSource, Usage, MAX_TOKENS};
 use serde_json::{Map, Value};
 
@@ -25,21 +26,16 @@ impl Bad {
     }
 
     pub fn wrong(field: impl Into<String>, expected: &'static str, found: &Value) -> Self {
-        let found = match found {
-            Value::Null => "null",
-            Value::Bool(_) => "boolean",
-            Value::Number(n) if n.is_f64() => "number",
-            Value::Number(_) => "integer",
-            Value::String(_) => "string",
-            Value::Array(_) => "array",
-            Value::Object(_) => "object",
-        };
+        wrong(field, expected, found).into()
+    }
+}
+
+/// The shared field readers' problems ([`opt_str`] and the like) are a line's.
+impl From<FieldError> for Bad {
+    fn from(e: FieldError) -> Self {
         Self {
-            field: Some(field.into()),
-            kind: ProblemKind::WrongType {
-                expected,
-                found: found.into(),
-            },
+            field: Some(e.field),
+            kind: e.kind,
         }
     }
 }
@@ -124,8 +120,13 @@ pub fn usage_of(message: &Map<String, Value>) -> Result<Option<Usage>, Bad> {
 
 /// The token count at `key` of `map` (found at `at`); 0 when absent.
 fn count_in(map: &Map<String, Value>, at: &str, key: &str) -> Result<u64, Bad> {
+    Ok(opt_count_in(map, at, key)?.unwrap_or(0))
+}
+
+/// The token count at `key` of `map` (found at `at`), when there is one.
+pub fn opt_count_in(map: &Map<String, Value>, at: &str, key: &str) -> Result<Option<u64>, Bad> {
     match map.get(key) {
-        None | Some(Value::Null) => Ok(0),
+        None | Some(Value::Null) => Ok(None),
         Some(v) => v
             .as_u64()
             .filter(|n| *n <= MAX_TOKENS)
@@ -141,7 +142,8 @@ fn count_in(map: &Map<String, Value>, at: &str, key: &str) -> Result<u64, Bad> {
                     kind: ProblemKind::BadValue(format!("{v} is not a token count")),
                 },
                 _ => Bad::wrong(format!("{at}.{key}"), "count", v),
-            }),
+            })
+            .map(Some),
     }
 }
 
@@ -151,6 +153,28 @@ fn content_items(message: &Map<String, Value>) -> Result<Option<&[Value]>, Bad> 
         Some(Value::Array(items)) => Ok(Some(items)),
         Some(other) => Err(Bad::wrong("message.content", "string or array", other)),
     }
+}
+
+/// The text of a message's `content`: a string, or the text of its items ([`text_of`]).
+pub fn content_text(message: &Map<String, Value>) -> Result<String, Bad> {
+    content_items(message)?;
+    Ok(text_of(message.get("content")))
+}
+
+/// Item `i` of a message's `content` array, an object, and its `type`.
+fn item(i: usize, item: &Value) -> Result<(&Map<String, Value>, Option<&str>), Bad> {
+    let at = format!("message.content[{i}]");
+    let obj = item
+        .as_object()
+        .ok_or_else(|| Bad::wrong(&at, "object", item))?;
+    Ok((obj, opt_str(obj.get("type"), &format!("{at}.type"))?))
+}
+
+/// A `text` item's text.
+fn item_text(obj: &Map<String, Value>, field: String) -> Result<String, Bad> {
+    Ok(opt_str(obj.get("text"), &field)?
+        .unwrap_or_default()
+        .to_string())
 }
 
 fn str_field(item: &Map<String, Value>, field: String, key: &str) -> Result<String, Bad> {
@@ -173,11 +197,9 @@ pub fn assistant_blocks(message: &Map<String, Value>) -> Result<Vec<Block>, Bad>
     let mut blocks = Vec::new();
     for (i, item) in items.iter().enumerate() {
         let at = |key: &str| format!("message.content[{i}].{key}");
-        let Some(obj) = item.as_object() else {
-            continue;
-        };
-        match obj.get("type").and_then(Value::as_str) {
-            Some("text") => blocks.push(Block::Text(text_of(obj.get("text")))),
+        let (obj, kind) = self::item(i, item)?;
+        match kind {
+            Some("text") => blocks.push(Block::Text(item_text(obj, at("text"))?)),
             Some("tool_use") => {
                 let args = match obj.get("input") {
                     None | Some(Value::Null) => Map::new(),
@@ -209,20 +231,25 @@ pub fn user_items(message: &Map<String, Value>) -> Result<Vec<Item>, Bad> {
     let mut out = Vec::new();
     for (i, item) in items.iter().enumerate() {
         let at = |key: &str| format!("message.content[{i}].{key}");
-        let Some(obj) = item.as_object() else {
-            continue;
-        };
-        match obj.get("type").and_then(Value::as_str) {
-            Some("text") => out.push(Item::Text(text_of(obj.get("text")))),
+        let (obj, kind) = self::item(i, item)?;
+        match kind {
+            Some("text") => out.push(Item::Text(item_text(obj, at("text"))?)),
             Some("tool_result") => {
                 let is_error = match obj.get("is_error") {
                     None | Some(Value::Null) => false,
                     Some(Value::Bool(b)) => *b,
                     Some(other) => return Err(Bad::wrong(at("is_error"), "boolean", other)),
                 };
+                // A result's content is a string or an array of items, as a message's.
+                let output = match obj.get("content") {
+                    content @ (None | Some(Value::Null | Value::String(_) | Value::Array(_))) => {
+                        text_of(content)
+                    }
+                    Some(other) => return Err(Bad::wrong(at("content"), "string or array", other)),
+                };
                 out.push(Item::Result {
                     id: str_field(obj, at("tool_use_id"), "tool_use_id")?,
-                    output: text_of(obj.get("content")),
+                    output,
                     is_error,
                 });
             }

@@ -2,14 +2,15 @@
 //! results and prompts, boundaries compactions, in the order the log wrote them.
 
 use super::lines::{
-    assistant_blocks, cost_of, exit_code, merge_usage, text_of, usage_of, user_items, Bad, Block,
-    Item,
+    assistant_blocks, content_text, cost_of, exit_code, merge_usage, opt_count_in, usage_of,
+    user_items, Bad, Block, Item,
 };
 use super::stream;
 use super::threads::Threads;
 use super::{ARG_KEYS, ERRORS, TOOLS};
 use crate::ingest::error::ProblemKind;
 use crate::ingest::formats::builder::{canonical_tool, error_class, Builder};
+use crate::ingest::formats::mini_swe_agent::fields::{opt_str, typed};
 use crate::ingest::LoadedRun;
 use crate::model::{self, tokens_from_chars, At, Event, EventKind, Todo, Usage};
 use serde_json::{Map, Value};
@@ -91,12 +92,20 @@ impl Importer {
             None | Some(Value::Null) => Err(Bad::missing("message")),
             Some(other) => Err(Bad::wrong("message", "object", other)),
         };
-        let compact_summary = obj.get("isCompactSummary").and_then(Value::as_bool) == Some(true);
+        // Every line's working directory and uuid; one of the wrong type makes the line a
+        // problem, as any other bad field does.
+        let line_cwd = opt_str(obj.get("cwd"), "cwd")?;
+        let uuid = opt_str(obj.get("uuid"), "uuid")?;
+        let compact_summary = typed(
+            obj.get("isCompactSummary"),
+            "isCompactSummary",
+            "boolean",
+            Value::as_bool,
+        )? == Some(true);
         if kind == "assistant" {
             let m = message()?;
             let mut blocks = assistant_blocks(m)?;
             // A call runs in its line's working directory (the session's shell keeps `cd`s).
-            let line_cwd = obj.get("cwd").and_then(Value::as_str);
             for block in &mut blocks {
                 if let Block::Call { cwd, .. } = block {
                     *cwd = line_cwd.map(str::to_string);
@@ -104,18 +113,15 @@ impl Importer {
             }
             let usage = usage_of(m)?;
             let cost_usd = cost_of(obj)?;
-            let id = m
-                .get("id")
-                .and_then(Value::as_str)
-                .or_else(|| obj.get("uuid").and_then(Value::as_str));
-            let model = m.get("model").and_then(Value::as_str);
+            let id = opt_str(m.get("id"), "message.id")?.or(uuid);
+            let model = opt_str(m.get("model"), "message.model")?;
             let synthetic = model == Some("<synthetic>");
             for block in &blocks {
                 if let Block::Call { id, name, args, .. } = block {
                     self.threads.called(id, name, args);
                 }
             }
-            self.start(obj);
+            self.start(line_cwd);
             self.flush_boundary();
             if !synthetic {
                 let open = Open {
@@ -131,12 +137,16 @@ impl Importer {
             return Ok(());
         }
         let (summary, items) = match kind {
-            "user" if compact_summary => (Some(text_of(message()?.get("content"))), None),
+            "user" if compact_summary => (Some(content_text(message()?)?), None),
             "user" => (None, Some(user_items(message()?)?)),
             _ => (None, None),
         };
+        let boundary = match kind {
+            "system" => self.boundary_of(obj)?,
+            _ => None,
+        };
         if matches!(kind, "user" | "system") {
-            self.start(obj);
+            self.start(line_cwd);
             self.close();
         }
         if let Some(text) = summary {
@@ -151,20 +161,10 @@ impl Importer {
             return Ok(());
         }
         match kind {
-            "system" if obj.get("subtype").and_then(Value::as_str) == Some("compact_boundary") => {
+            "system" if boundary.is_some() => {
                 self.flush_boundary();
-                // A stream writes `compact_metadata.pre_tokens`.
-                let meta = obj
-                    .get("compactMetadata")
-                    .or_else(|| obj.get("compact_metadata"));
-                let before = meta
-                    .and_then(|m| m.get("preTokens").or_else(|| m.get("pre_tokens")))
-                    .and_then(Value::as_u64);
-                let content = obj
-                    .get("content")
-                    .and_then(Value::as_str)
-                    .unwrap_or("Conversation compacted");
-                self.boundary = Some((before.unwrap_or(self.last_prompt), content.to_string()));
+                let (before, content) = boundary.unwrap_or_default();
+                self.boundary = Some((before.unwrap_or(self.last_prompt), content));
             }
             "system" | "summary" => {}
             "result" => self.result(obj)?,
@@ -193,12 +193,37 @@ impl Importer {
         Ok(())
     }
 
+    /// A `system` line's compaction boundary (subtype `compact_boundary`): its
+    /// `compactMetadata.preTokens`, if recorded, and its `content`. Read whole before
+    /// anything of the line is applied.
+    fn boundary_of(&self, obj: &Map<String, Value>) -> Result<Option<(Option<u64>, String)>, Bad> {
+        if opt_str(obj.get("subtype"), "subtype")? != Some("compact_boundary") {
+            return Ok(None);
+        }
+        // A stream writes `compact_metadata.pre_tokens`.
+        let meta_key = match obj.contains_key("compactMetadata") {
+            true => "compactMetadata",
+            false => "compact_metadata",
+        };
+        let before = match typed(obj.get(meta_key), meta_key, "object", Value::as_object)? {
+            Some(meta) => {
+                let pre_key = match meta.contains_key("preTokens") {
+                    true => "preTokens",
+                    false => "pre_tokens",
+                };
+                opt_count_in(meta, meta_key, pre_key)?
+            }
+            None => None,
+        };
+        let content = opt_str(obj.get("content"), "content")?.unwrap_or("Conversation compacted");
+        Ok(Some((before, content.to_string())))
+    }
+
     /// The session starts at its first message line, in that line's `cwd`.
-    fn start(&mut self, obj: &Map<String, Value>) {
+    fn start(&mut self, cwd: Option<&str>) {
         if !self.started {
             self.started = true;
-            let cwd = obj.get("cwd").and_then(Value::as_str).map(str::to_string);
-            self.b.session_start(cwd);
+            self.b.session_start(cwd.map(str::to_string));
         }
     }
 

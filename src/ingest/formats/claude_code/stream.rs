@@ -11,6 +11,7 @@
 //! requests as SWE-agent's `instance_cost` is.
 
 use super::lines::Bad;
+use crate::ingest::formats::mini_swe_agent::fields::opt_str;
 use crate::ingest::formats::swe_agent::usage::spread_cost;
 use crate::ingest::formats::Sniffed;
 use crate::model::{Event, EventKind, Request};
@@ -98,7 +99,7 @@ pub fn outcome(obj: &Map<String, Value>) -> Result<Outcome, Bad> {
         ("success", true) => "error",
         (other, _) => other,
     };
-    let summary = obj.get("result").and_then(Value::as_str).unwrap_or("");
+    let summary = opt_str(obj.get("result"), "result")?.unwrap_or("");
     Ok(Outcome {
         cost_usd: cost(obj)?,
         status: status.to_string(),

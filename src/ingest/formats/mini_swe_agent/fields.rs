@@ -1,5 +1,10 @@
 //! Reading the fields of one mini-swe-agent message: its text, its usage, its actions,
 //! and the return code of an observation.
+//!
+//! The typed field readers at the end ([`typed`], [`opt_str`], [`lookup`], [`typed_at`],
+//! [`str_at`], [`wrong`]) are shared by every importer that reads `serde_json` values: a
+//! field of the wrong type is a located problem in every format, never read as absent
+//! (docs/FORMAT.md, *Values*).
 
 use crate::ingest::error::{FieldError, ProblemKind};
 use crate::ingest::json::token_count;
@@ -34,18 +39,31 @@ pub fn text_of(value: Option<&Value>) -> String {
     }
 }
 
+/// The text of a message's `content` (at `field`) as [`text_of`] reads it: content that is
+/// neither a string nor an array (nor absent or `null`) is a problem.
+pub fn content_text(v: Option<&Value>, field: &str) -> Result<String, FieldError> {
+    match v {
+        None | Some(Value::Null | Value::String(_) | Value::Array(_)) => Ok(text_of(v)),
+        Some(other) => Err(wrong(field, "string or array", other)),
+    }
+}
+
 /// The text an assistant message carries: `content`, or for a Responses API response the
 /// text of its `output` message items.
-pub fn assistant_text(m: &Map<String, Value>) -> String {
-    if let Some(items) = m.get("output").and_then(Value::as_array) {
-        return items
-            .iter()
-            .filter(|i| i.get("type").and_then(Value::as_str) == Some("message"))
-            .map(|i| text_of(i.get("content")))
-            .collect::<Vec<_>>()
-            .join("\n");
+pub fn assistant_text(m: &Map<String, Value>) -> Result<String, FieldError> {
+    if let Some(items) = typed(m.get("output"), "output", "array", Value::as_array)? {
+        let mut texts = Vec::new();
+        for (k, item) in items.iter().enumerate() {
+            if opt_str(item.get("type"), &format!("output[{k}].type"))? == Some("message") {
+                texts.push(content_text(
+                    item.get("content"),
+                    &format!("output[{k}].content"),
+                )?);
+            }
+        }
+        return Ok(texts.join("\n"));
     }
-    text_of(m.get("content"))
+    content_text(m.get("content"), "content")
 }
 
 /// What the log records of the request behind a message (an assistant message, or the
@@ -56,18 +74,23 @@ pub fn assistant_text(m: &Map<String, Value>) -> String {
 pub fn request(m: &Map<String, Value>, default_model: Option<&str>) -> Result<Request, FieldError> {
     let usage = usage(m)?;
     let extra = m.get("extra");
-    let model = [
-        extra
-            .and_then(|e| e.get("response"))
-            .and_then(|r| r.get("model")),
-        m.get("model"),
-    ]
-    .into_iter()
-    .flatten()
-    .find_map(Value::as_str)
-    .filter(|s| !s.is_empty())
-    .or(default_model)
-    .map(str::to_string);
+    let response = typed(
+        extra.and_then(|e| e.get("response")),
+        "extra.response",
+        "object",
+        object,
+    )?;
+    let model = match opt_str(
+        response.and_then(|r| r.get("model")),
+        "extra.response.model",
+    )? {
+        Some(model) => Some(model),
+        None => opt_str(m.get("model"), "model")?,
+    };
+    let model = model
+        .filter(|s| !s.is_empty())
+        .or(default_model)
+        .map(str::to_string);
     let cost = match extra.and_then(|e| e.get("cost")).filter(|c| !c.is_null()) {
         None => None,
         Some(v) => match v.as_f64() {
@@ -116,12 +139,13 @@ pub fn usage(m: &Map<String, Value>) -> Result<Option<Usage>, FieldError> {
         (m.get("usage"), "usage"),
         (extra.and_then(|e| e.get("usage")), "extra.usage"),
     ];
-    let Some((Value::Object(u), at)) = found
+    let Some((u, at)) = found
         .into_iter()
         .find_map(|(v, at)| v.filter(|v| !v.is_null()).map(|v| (v, at)))
     else {
         return Ok(None);
     };
+    let u = u.as_object().ok_or_else(|| wrong(at, "object", u))?;
     // A count at `path` under the usage object: `None` when absent or null.
     let get = |path: &[&str]| -> Result<Option<u64>, FieldError> {
         let mut keys = path.iter();
@@ -199,19 +223,44 @@ const ARG_TABLE: &[(&str, &str)] = &[
     ("file_text", "content"),
 ];
 
-/// The actions of an assistant message: `extra.actions` (what the harness ran), else its
-/// tool calls, else the single ```` ```bash ```` block of a text-based response (1.0).
-pub fn actions(m: &Map<String, Value>) -> Result<Vec<Action>, FieldError> {
-    let calls: Vec<&Map<String, Value>> = m
-        .get("tool_calls")
-        .and_then(Value::as_array)
-        .map(|a| a.iter().filter_map(Value::as_object).collect())
-        .unwrap_or_default();
+/// A tool call of an assistant message, its fields checked.
+struct ToolCall<'m> {
+    id: Option<&'m str>,
+    name: Option<&'m str>,
+    arguments: Option<&'m Value>,
+}
+
+/// The `tool_calls` of an assistant message; a call, id, function or name of the wrong type
+/// is a problem.
+fn tool_calls(m: &Map<String, Value>) -> Result<Vec<ToolCall<'_>>, FieldError> {
+    let Some(list) = typed(m.get("tool_calls"), "tool_calls", "array", Value::as_array)? else {
+        return Ok(Vec::new());
+    };
+    list.iter()
+        .enumerate()
+        .map(|(k, c)| {
+            let at = |key: &str| format!("tool_calls[{k}]{key}");
+            let c = c.as_object().ok_or_else(|| wrong(at(""), "object", c))?;
+            let function = typed(c.get("function"), &at(".function"), "object", object)?;
+            Ok(ToolCall {
+                id: opt_str(c.get("id"), &at(".id"))?,
+                name: opt_str(function.and_then(|f| f.get("name")), &at(".function.name"))?,
+                arguments: function.and_then(|f| f.get("arguments")),
+            })
+        })
+        .collect()
+}
+
+/// The actions of an assistant message whose text is `text`: `extra.actions` (what the
+/// harness ran), else its tool calls, else the single ```` ```bash ```` block of a
+/// text-based response (1.0).
+pub fn actions(m: &Map<String, Value>, text: &str) -> Result<Vec<Action>, FieldError> {
+    let calls = tool_calls(m)?;
     let name_of = |id: Option<&str>| {
         calls
             .iter()
-            .find(|c| id.is_some() && c.get("id").and_then(Value::as_str) == id)
-            .and_then(|c| c.get("function")?.get("name")?.as_str())
+            .find(|c| id.is_some() && c.id == id)
+            .and_then(|c| c.name)
             .unwrap_or("bash")
             .to_string()
     };
@@ -228,7 +277,8 @@ pub fn actions(m: &Map<String, Value>) -> Result<Vec<Action>, FieldError> {
                 };
                 let id = match args.remove("tool_call_id") {
                     Some(Value::String(id)) => Some(id),
-                    _ => None,
+                    None | Some(Value::Null) => None,
+                    Some(other) => return Err(wrong(at() + ".tool_call_id", "string", &other)),
                 };
                 match args.get("command") {
                     Some(Value::String(_)) => {}
@@ -248,18 +298,18 @@ pub fn actions(m: &Map<String, Value>) -> Result<Vec<Action>, FieldError> {
             .iter()
             .enumerate()
             .map(|(k, c)| {
-                let function = c.get("function");
-                let raw = function.and_then(|f| f.get("arguments"));
-                let args = match raw {
+                let field = || format!("tool_calls[{k}].function.arguments");
+                let args = match c.arguments {
                     Some(Value::String(s)) => serde_json::from_str::<Map<String, Value>>(s)
                         .map_err(|e| {
                             let kind = ProblemKind::BadValue(format!(
                                 "arguments are not a JSON object: {e}"
                             ));
-                            FieldError::new(format!("tool_calls[{k}].function.arguments"), kind)
+                            FieldError::new(field(), kind)
                         })?,
                     Some(Value::Object(o)) => o.clone(),
-                    _ => Map::new(),
+                    None | Some(Value::Null) => Map::new(),
+                    Some(other) => return Err(wrong(field(), "string or object", other)),
                 };
                 let args = args
                     .into_iter()
@@ -268,16 +318,14 @@ pub fn actions(m: &Map<String, Value>) -> Result<Vec<Action>, FieldError> {
                         (renamed.map_or(key, |(_, to)| (*to).to_string()), v)
                     })
                     .collect();
-                let id = c.get("id").and_then(Value::as_str).map(str::to_string);
-                let tool = function.and_then(|f| f.get("name")).and_then(Value::as_str);
                 Ok(Action {
-                    id,
-                    tool: tool.unwrap_or("bash").to_string(),
+                    id: c.id.map(str::to_string),
+                    tool: c.name.unwrap_or("bash").to_string(),
                     args,
                 })
             })
             .collect(),
-        Some(Value::Null) | None => Ok(text_action(&assistant_text(m)).into_iter().collect()),
+        Some(Value::Null) | None => Ok(text_action(text).into_iter().collect()),
         Some(other) => Err(wrong("extra.actions", "array", other)),
     }
 }
@@ -307,16 +355,19 @@ fn text_action(content: &str) -> Option<Action> {
     })
 }
 
-/// The return code of an observation: `extra.returncode`, else the `<returncode>N</returncode>`
-/// its text carries.
-pub fn returncode(m: &Map<String, Value>, text: &str) -> Option<i64> {
-    if let Some(rc) = m
-        .get("extra")
-        .and_then(|e| e.get("returncode"))
-        .and_then(Value::as_i64)
-    {
-        return Some(rc);
+/// The return code of an observation: `extra.returncode`, else the
+/// `<returncode>N</returncode>` its text carries ([`text_returncode`]). A recorded return
+/// code that is no integer is a problem.
+pub fn returncode(m: &Map<String, Value>, text: &str) -> Result<Option<i64>, FieldError> {
+    let recorded = m.get("extra").and_then(|e| e.get("returncode"));
+    match typed(recorded, "extra.returncode", "integer", Value::as_i64)? {
+        Some(rc) => Ok(Some(rc)),
+        None => Ok(text_returncode(text)),
     }
+}
+
+/// The `<returncode>N</returncode>` an observation's text carries.
+pub fn text_returncode(text: &str) -> Option<i64> {
     let start = text.find("<returncode>")? + "<returncode>".len();
     let end = text[start..].find("</returncode>")?;
     text[start..start + end].trim().parse().ok()
@@ -367,13 +418,89 @@ pub fn unwrapped_output(text: &str) -> Option<String> {
 }
 
 /// `found` where `expected` was: a problem at `field`, naming the JSON kind found
-/// ([`kind_of`]). The document formats (mini-swe-agent, ATIF, Gemini CLI) share it.
+/// ([`kind_of`]). The importers that read `serde_json` values share it.
 pub fn wrong(field: impl Into<String>, expected: &'static str, found: &Value) -> FieldError {
     let kind = ProblemKind::WrongType {
         expected,
         found: kind_of(found).into(),
     };
     FieldError::new(field, kind)
+}
+
+/// An optional field read by `read` (`Value::as_str`, `Value::as_i64`, ...): `None` when
+/// absent or `null`; a value `read` refuses is a problem at `field` naming `expected` and
+/// the kind found, never read as absent (docs/FORMAT.md, *Values*).
+pub fn typed<'v, T>(
+    v: Option<&'v Value>,
+    field: &str,
+    expected: &'static str,
+    read: impl FnOnce(&'v Value) -> Option<T>,
+) -> Result<Option<T>, FieldError> {
+    match v {
+        None | Some(Value::Null) => Ok(None),
+        Some(v) => read(v).map(Some).ok_or_else(|| wrong(field, expected, v)),
+    }
+}
+
+/// An optional string field ([`typed`]).
+pub fn opt_str<'v>(v: Option<&'v Value>, field: &str) -> Result<Option<&'v str>, FieldError> {
+    typed(v, field, "string", Value::as_str)
+}
+
+/// The value at `keys` under `v` (itself at `at`): `None` when a key on the way is absent or
+/// `null`; a step that is no object is a problem naming that step (`info.config`).
+pub fn lookup<'v>(
+    v: Option<&'v Value>,
+    at: &str,
+    keys: &[&str],
+) -> Result<Option<&'v Value>, FieldError> {
+    let mut v = v;
+    let mut path = at.to_string();
+    for key in keys {
+        let Some(obj) = typed(v, &path, "object", Value::as_object)? else {
+            return Ok(None);
+        };
+        v = obj.get(*key);
+        if !path.is_empty() {
+            path.push('.');
+        }
+        path.push_str(key);
+    }
+    Ok(v)
+}
+
+/// The optional field at `keys` under `v` (itself at `at`), read as [`typed`] reads it and
+/// located by its whole path (`info.config.environment.cwd`).
+pub fn typed_at<'v, T>(
+    v: Option<&'v Value>,
+    at: &str,
+    keys: &[&str],
+    expected: &'static str,
+    read: impl FnOnce(&'v Value) -> Option<T>,
+) -> Result<Option<T>, FieldError> {
+    let found = lookup(v, at, keys)?;
+    let field = [at]
+        .into_iter()
+        .chain(keys.iter().copied())
+        .filter(|k| !k.is_empty())
+        .collect::<Vec<_>>()
+        .join(".");
+    typed(found, &field, expected, read)
+}
+
+/// The optional string at `keys` under `v` ([`typed_at`]).
+pub fn str_at<'v>(
+    v: Option<&'v Value>,
+    at: &str,
+    keys: &[&str],
+) -> Result<Option<&'v str>, FieldError> {
+    typed_at(v, at, keys, "string", Value::as_str)
+}
+
+/// A value that is an object, itself: what [`typed`] reads to check an object it then
+/// looks into.
+pub fn object(v: &Value) -> Option<&Value> {
+    v.is_object().then_some(v)
 }
 
 pub fn kind_of(v: &Value) -> &'static str {
@@ -390,7 +517,42 @@ pub fn kind_of(v: &Value) -> &'static str {
 
 #[cfg(test)]
 mod tests {
-    use super::unwrapped_output;
+    use super::{lookup, opt_str, str_at, typed, unwrapped_output};
+    use crate::ingest::error::{FieldError, ProblemKind};
+    use serde_json::{json, Value};
+
+    #[test]
+    fn a_field_of_the_wrong_type_is_a_problem_not_an_absence() {
+        let wrong = |field: &str, expected, found: &str| {
+            let found = found.to_string();
+            FieldError::new(field, ProblemKind::WrongType { expected, found })
+        };
+        let doc = json!({"s": "x", "n": null, "i": 5, "o": {"a": {"b": "deep"}}, "f": 1.5});
+        assert_eq!(opt_str(doc.get("s"), "s"), Ok(Some("x")));
+        assert_eq!(opt_str(doc.get("n"), "n"), Ok(None));
+        assert_eq!(opt_str(doc.get("absent"), "absent"), Ok(None));
+        assert_eq!(
+            opt_str(doc.get("i"), "i"),
+            Err(wrong("i", "string", "integer"))
+        );
+        let int = |key: &str| typed(doc.get(key), key, "integer", Value::as_i64);
+        assert_eq!(int("i"), Ok(Some(5)));
+        assert_eq!(int("f"), Err(wrong("f", "integer", "number")));
+        let deep = lookup(Some(&doc), "", &["o", "a", "b"]);
+        assert_eq!(deep, Ok(Some(&json!("deep"))));
+        assert_eq!(lookup(Some(&doc), "", &["o", "x", "b"]), Ok(None));
+        assert_eq!(lookup(Some(&doc), "", &["n", "b"]), Ok(None));
+        // The step that is no object is named, from the root the caller gives.
+        assert_eq!(
+            lookup(doc.get("o"), "o", &["a", "b", "c"]),
+            Err(wrong("o.a.b", "object", "string"))
+        );
+        assert_eq!(str_at(Some(&doc), "", &["o", "a", "b"]), Ok(Some("deep")));
+        assert_eq!(
+            str_at(doc.get("o"), "o", &["a"]),
+            Err(wrong("o.a", "string", "object"))
+        );
+    }
 
     #[test]
     fn the_observation_wrapper_comes_off() {

@@ -3,7 +3,7 @@
 
 use super::fields::{self, Action};
 use super::{ERRORS, OUTCOMES, SUBMIT_MARKERS, TOOLS};
-use crate::ingest::error::{ParseError, Policy, ProblemKind};
+use crate::ingest::error::{FieldError, ParseError, Policy, ProblemKind};
 use crate::ingest::formats::builder::{canonical_tool, error_class, Builder};
 use crate::ingest::LoadedRun;
 use crate::model::Request;
@@ -76,51 +76,92 @@ impl Reader {
         Ok(self.b.finish())
     }
 
+    /// A field of message `i` (of the trajectory when `None`) read as `found`: a problem is
+    /// recorded, located, and the field is then absent.
+    pub fn checked<T>(
+        &mut self,
+        i: Option<usize>,
+        found: Result<Option<T>, FieldError>,
+    ) -> Result<Option<T>, ParseError> {
+        match found {
+            Ok(v) => Ok(v),
+            Err(e) => {
+                let field = match i {
+                    Some(i) => format!("messages[{i}].{}", e.field),
+                    None => e.field,
+                };
+                self.problem(field, e.kind).map(|()| None)
+            }
+        }
+    }
+
     pub fn message(&mut self, i: usize, m: &Map<String, Value>) -> Result<(), ParseError> {
-        let role = m.get("role").and_then(Value::as_str);
-        let kind = m.get("type").and_then(Value::as_str);
-        if role == Some("assistant") || m.get("object").and_then(Value::as_str) == Some("response")
-        {
+        // What a message is comes from these: one of the wrong type is a problem, and the
+        // message is not read.
+        let head = || -> Result<_, FieldError> {
+            Ok((
+                fields::opt_str(m.get("role"), "role")?,
+                fields::opt_str(m.get("type"), "type")?,
+                fields::opt_str(m.get("object"), "object")?,
+            ))
+        };
+        let (role, kind, object) = match head() {
+            Ok(head) => head,
+            Err(e) => return self.problem(format!("messages[{i}].{}", e.field), e.kind),
+        };
+        let extra = m.get("extra");
+        self.checked(
+            Some(i),
+            fields::typed(extra, "extra", "object", fields::object),
+        )?;
+        if role == Some("assistant") || object == Some("response") {
             return self.assistant(i, m);
         }
         if role == Some("tool") || kind == Some("function_call_output") {
-            let id = m
-                .get("tool_call_id")
-                .or_else(|| m.get("call_id"))
-                .and_then(Value::as_str);
-            let text = fields::text_of(m.get("content").or_else(|| m.get("output")));
+            let key = |a: &'static str, b: &'static str| if m.contains_key(a) { a } else { b };
+            let id_key = key("tool_call_id", "call_id");
+            let id = self.checked(Some(i), fields::opt_str(m.get(id_key), id_key))?;
+            let text_key = key("content", "output");
+            let text = fields::content_text(m.get(text_key), text_key);
+            let text = self.checked(Some(i), text.map(Some))?.unwrap_or_default();
             let at = self
                 .pending
                 .iter()
                 .position(|p| id.is_some() && p.action.id.as_deref() == id);
             return match at {
-                Some(at) => self.result(i, at, m, &text, true),
+                Some(at) => {
+                    let rc = self.returncode(i, m, &text)?;
+                    self.result(i, at, m, rc, &text, true)
+                }
                 None => {
                     // An answer to no recorded action: kept, its call unknown.
-                    let success = fields::returncode(m, &text) == Some(0);
+                    let success = self.returncode(i, m, &text)? == Some(0);
                     self.observation(id.unwrap_or_default(), success, &text);
                     Ok(())
                 }
             };
         }
         let bare = std::mem::take(&mut self.bare_assistant);
-        let text = fields::text_of(m.get("content"));
+        let text = fields::content_text(m.get("content"), "content");
+        let text = self.checked(Some(i), text.map(Some))?.unwrap_or_default();
+        let extra_str = |key: &str| {
+            let field = format!("extra.{key}");
+            fields::opt_str(extra.and_then(|e| e.get(key)), &field)
+        };
         match role {
             Some("system") => self.b.message("system", &text, None),
             Some("user") => {
                 if let Some(at) = self.pending.iter().position(|p| p.action.id.is_none()) {
-                    if self.pending[at].submit && fields::returncode(m, &text).is_none() {
+                    let rc = self.returncode(i, m, &text)?;
+                    if self.pending[at].submit && rc.is_none() {
                         // 1.0 saves the submission as a user message.
                         self.pending.remove(at);
                         self.complete();
                         return Ok(());
                     }
-                    return self.result(i, at, m, &text, false);
+                    return self.result(i, at, m, rc, &text, false);
                 }
-                let extra = m.get("extra");
-                let interrupt = extra
-                    .and_then(|e| e.get("interrupt_type"))
-                    .and_then(Value::as_str);
+                let interrupt = self.checked(Some(i), extra_str("interrupt_type"))?;
                 if interrupt == Some("FormatError") && !bare {
                     // Since 2.x keeps the response of a request it rejects here (with its
                     // usage and cost); earlier versions lost it.
@@ -130,17 +171,10 @@ impl Reader {
                 self.b.message("user", &text, None);
             }
             Some("exit") => {
-                let extra = m.get("extra");
-                if let Some(status) = extra
-                    .and_then(|e| e.get("exit_status"))
-                    .and_then(Value::as_str)
-                {
+                if let Some(status) = self.checked(Some(i), extra_str("exit_status"))? {
                     self.exit_status = Some(status.to_string());
                 }
-                if let Some(s) = extra
-                    .and_then(|e| e.get("submission"))
-                    .and_then(Value::as_str)
-                {
+                if let Some(s) = self.checked(Some(i), extra_str("submission"))? {
                     self.submission = s.to_string();
                 }
                 self.pending.retain(|p| !p.submit);
@@ -159,6 +193,21 @@ impl Reader {
         Ok(())
     }
 
+    /// The return code of observation `i` ([`fields::returncode`]); a recorded one of the
+    /// wrong type is a problem, and the text's is read instead.
+    fn returncode(
+        &mut self,
+        i: usize,
+        m: &Map<String, Value>,
+        text: &str,
+    ) -> Result<Option<i64>, ParseError> {
+        let found = fields::returncode(m, text);
+        Ok(match self.checked(Some(i), found.map(Some))? {
+            Some(rc) => rc,
+            None => fields::text_returncode(text),
+        })
+    }
+
     fn assistant(&mut self, i: usize, m: &Map<String, Value>) -> Result<(), ParseError> {
         // Actions of the previous response that never got an observation stay unanswered;
         // a held submission that did not end the run is still a call.
@@ -169,9 +218,10 @@ impl Reader {
         }
         let request = self.request_of(i, m)?;
         self.b.model_request("main", request);
-        self.b
-            .message("assistant", &fields::assistant_text(m), None);
-        let actions = fields::actions(m).or_else(|e| {
+        let text = fields::assistant_text(m).map(Some);
+        let text = self.checked(Some(i), text)?.unwrap_or_default();
+        self.b.message("assistant", &text, None);
+        let actions = fields::actions(m, &text).or_else(|e| {
             let at = format!("messages[{i}].{}", e.field);
             self.problem(at, e.kind).map(|()| Vec::new())
         })?;
@@ -217,12 +267,13 @@ impl Reader {
         self.b.call("main", &p.call_id, tool, p.action.args.clone());
     }
 
-    /// The observation of pending action `at`.
+    /// The observation of pending action `at`, with its return code `rc`.
     fn result(
         &mut self,
         i: usize,
         at: usize,
         m: &Map<String, Value>,
+        rc: Option<i64>,
         text: &str,
         tool: bool,
     ) -> Result<(), ParseError> {
@@ -230,8 +281,9 @@ impl Reader {
         if p.submit {
             self.call(&p);
         }
-        let rc = fields::returncode(m, text);
-        if rc.is_none() && tool {
+        let recorded = m.get("extra").and_then(|e| e.get("returncode"));
+        // A return code of the wrong type was a problem already.
+        if rc.is_none() && tool && recorded.is_none_or(Value::is_null) {
             self.problem(
                 format!("messages[{i}].extra.returncode"),
                 ProblemKind::MissingField,

@@ -9,6 +9,7 @@ use super::history::Import;
 use super::scan::is_instance_line;
 use crate::ingest::error::{ParseError, Policy, ProblemKind};
 use crate::ingest::files::{open_regular, problem, Limits};
+use crate::ingest::formats::kind_of;
 use crate::ingest::lines::{LineAt, LineReader};
 use crate::ingest::{display, unique, LoadedRun};
 use serde::de::{self, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
@@ -162,17 +163,6 @@ fn instance_id(
                 found: found.into(),
             },
         )),
-    }
-}
-
-fn kind_of(v: &serde_json::Value) -> &'static str {
-    match v {
-        serde_json::Value::Null => "null",
-        serde_json::Value::Bool(_) => "boolean",
-        serde_json::Value::Number(_) => "number",
-        serde_json::Value::String(_) => "string",
-        serde_json::Value::Array(_) => "array",
-        serde_json::Value::Object(_) => "object",
     }
 }
 

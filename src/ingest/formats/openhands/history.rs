@@ -1,10 +1,13 @@
 //! The importer's state over one history: whose turn it is, which call an observation
 //! answers, the cumulative usage readings, the outcome.
 
-use super::map::{self, text, wrong, Tokens};
+use super::map::{self, text, Tokens};
 use super::{ERRORS, TOOLS};
 use crate::ingest::error::{FieldError, ParseError, Policy, ProblemKind};
 use crate::ingest::formats::builder::{canonical_tool, error_class, Builder};
+use crate::ingest::formats::mini_swe_agent::fields::{
+    lookup, object, opt_str, str_at, typed, typed_at, wrong,
+};
 use crate::ingest::LoadedRun;
 use crate::model::{tokens_from_chars, Request};
 use serde_json::{Map, Value};
@@ -139,6 +142,18 @@ impl Import {
         self.b.problems.record(self.policy, error)
     }
 
+    /// A field of the history document read as `found`: a problem is recorded, and the
+    /// field is then absent.
+    pub fn checked<T>(
+        &mut self,
+        found: Result<Option<T>, FieldError>,
+    ) -> Result<Option<T>, ParseError> {
+        match found {
+            Ok(v) => Ok(v),
+            Err(e) => self.problem("", e).map(|()| None),
+        }
+    }
+
     pub fn fail(mut self, field: &str, kind: ProblemKind) -> Result<LoadedRun, ParseError> {
         self.problem(field, FieldError::new("", kind))?;
         Ok(self.b.finish())
@@ -156,6 +171,7 @@ impl Import {
             .ok_or_else(|| FieldError::new("", ProblemKind::NotAnObject))?;
         let source = text(obj, "source")?
             .ok_or_else(|| FieldError::new("source", ProblemKind::MissingField))?;
+        let head = Head::of(obj)?;
         if let Some(kind) = text(obj, "action")? {
             let args = match obj.get("args") {
                 None | Some(Value::Null) => Map::new(),
@@ -172,25 +188,22 @@ impl Import {
             }
             match (source, kind) {
                 ("user", "message") => {
-                    self.b
-                        .message("user", text(&args, "content")?.unwrap_or_default(), None)
+                    let content = arg(&args, "content")?.unwrap_or_default();
+                    self.b.message("user", content, None)
                 }
                 ("agent", "message") => {
-                    self.request(obj, kind)?;
+                    let content = arg(&args, "content")?.unwrap_or_default();
+                    self.request(obj, kind, &head)?;
                     if self.agents.len() == 1 {
-                        self.b.message(
-                            "assistant",
-                            text(&args, "content")?.unwrap_or_default(),
-                            None,
-                        );
+                        self.b.message("assistant", content, None);
                     }
                 }
                 ("agent", "system") => {
-                    self.b
-                        .message("system", text(&args, "content")?.unwrap_or_default(), None)
+                    let content = arg(&args, "content")?.unwrap_or_default();
+                    self.b.message("system", content, None)
                 }
                 ("agent", "condensation" | "summarize") => {
-                    let summary = text(&args, "summary")?.unwrap_or_default();
+                    let summary = arg(&args, "summary")?.unwrap_or_default();
                     self.b.compaction(
                         self.last_prompt,
                         tokens_from_chars(summary.chars().count() as u64),
@@ -199,7 +212,7 @@ impl Import {
                     self.just_compacted = true;
                     return Ok(());
                 }
-                ("agent", k) if !listed(BOOKKEEPING, k) => self.call(obj, kind, &args)?,
+                ("agent", k) if !listed(BOOKKEEPING, k) => self.call(obj, kind, &args, &head)?,
                 _ => {}
             }
             self.just_compacted = false;
@@ -213,7 +226,7 @@ impl Import {
                     .entry(format!("observation.{kind}"))
                     .or_default() += 1;
             }
-            self.observation(obj, kind)
+            self.observation(obj, kind, &head)
         } else {
             Err(FieldError::new("action", ProblemKind::MissingField))
         }
@@ -225,25 +238,53 @@ impl Import {
     /// cumulative reading since the agent's previous one. Model: the response's, else the
     /// usage entry's, else the cumulative reading's. Cost: the difference of
     /// `accumulated_cost` (OpenHands keeps no cost per response id), condenser calls since
-    /// the previous request included.
-    fn request(&mut self, action: &Map<String, Value>, kind: &str) -> Result<(), FieldError> {
-        let meta = action.get("tool_call_metadata").filter(|m| !m.is_null());
-        let metrics = action.get("llm_metrics").filter(|m| !m.is_null());
-        if self.marked && meta.is_none() && metrics.is_none() && kind != "message" {
+    /// the previous request included. Every field is read before anything changes.
+    fn request(
+        &mut self,
+        action: &Map<String, Value>,
+        kind: &str,
+        head: &Head<'_>,
+    ) -> Result<(), FieldError> {
+        let metrics = typed(action.get("llm_metrics"), "llm_metrics", "object", object)?;
+        if self.marked && head.meta.is_none() && metrics.is_none() && kind != "message" {
             return Ok(());
         }
-        let accumulated = metrics.and_then(|m| m.get("accumulated_token_usage"));
+        const ACCUMULATED: &str = "llm_metrics.accumulated_token_usage";
+        let accumulated = typed_at(
+            metrics,
+            "llm_metrics",
+            &["accumulated_token_usage"],
+            "object",
+            object,
+        )?;
         let cumulative = match accumulated {
             Some(u) => Some(Reading {
-                tokens: map::usage(u, "llm_metrics.accumulated_token_usage")?,
+                tokens: map::usage(u, ACCUMULATED)?,
                 cost: accumulated_cost(metrics)?,
             }),
             None => None,
         };
-        let response = meta
-            .and_then(|m| m.get("model_response"))
-            .filter(|r| !r.is_null());
-        let response_id = response.and_then(|r| r.get("id")?.as_str());
+        const RESPONSE: &str = "tool_call_metadata.model_response";
+        let response = typed_at(
+            head.meta,
+            "tool_call_metadata",
+            &["model_response"],
+            "object",
+            object,
+        )?;
+        let response_id = str_at(response, RESPONSE, &["id"])?;
+        let own = match typed_at(response, RESPONSE, &["usage"], "object", object)? {
+            Some(u) => Some(map::usage(u, &format!("{RESPONSE}.usage"))?),
+            None => None,
+        };
+        let response_model = map::model(
+            lookup(response, RESPONSE, &["model"])?,
+            &format!("{RESPONSE}.model"),
+        )?;
+        let accumulated_model = map::model(
+            lookup(accumulated, ACCUMULATED, &["model"])?,
+            &format!("{ACCUMULATED}.model"),
+        )?;
         let key = response_id.map(str::to_string).or_else(|| {
             cumulative.map(|r| format!("accumulated:{}:{}", r.tokens.prompt, r.tokens.completion))
         });
@@ -253,16 +294,10 @@ impl Import {
         }
         agent.last_response = key;
         let listed = response_id.and_then(|id| self.recorded.get(id));
-        let exact = match response
-            .and_then(|r| r.get("usage"))
-            .filter(|u| !u.is_null())
-        {
-            Some(u) => Some(map::usage(u, "tool_call_metadata.model_response.usage")?),
-            None => listed.map(|(tokens, _)| *tokens),
-        };
-        let model = map::model(response.and_then(|r| r.get("model")))
+        let exact = own.or(listed.map(|(tokens, _)| *tokens));
+        let model = response_model
             .or_else(|| listed.and_then(|(_, model)| model.clone()))
-            .or_else(|| map::model(accumulated.and_then(|u| u.get("model"))));
+            .or(accumulated_model);
         let delta = cumulative.map(|now| self.delta(now));
         let usage = exact
             .or(delta.map(|d| d.tokens))
@@ -306,20 +341,46 @@ impl Import {
         action: &Map<String, Value>,
         kind: &str,
         args: &Map<String, Value>,
+        head: &Head<'_>,
     ) -> Result<(), FieldError> {
-        self.request(action, kind)?;
-        let meta = action.get("tool_call_metadata").and_then(Value::as_object);
-        let tool_call_id = meta.and_then(|m| m.get("tool_call_id")?.as_str());
-        let id = action.get("id").and_then(Value::as_i64);
-        let call_id =
-            tool_call_id.map_or_else(|| format!("oh-{}", id.unwrap_or(-1)), str::to_string);
-        let (name, call_args) =
-            map::call_of(kind, args, meta.and_then(map::tool_call_args).as_ref());
-        let agent = self.agent();
-        if kind != "think" && agent == "main" {
-            if let Some(thought) = text(args, "thought")?.filter(|t| !t.trim().is_empty()) {
-                self.b.message("assistant", thought, None);
+        // What the call records is read whole before anything of it is applied.
+        let tool_args = head
+            .meta
+            .and_then(Value::as_object)
+            .and_then(map::tool_call_args);
+        let (name, call_args) = map::call_of(kind, args, tool_args.as_ref())?;
+        let thought = match kind {
+            "think" => None,
+            _ => arg(args, "thought")?.filter(|t| !t.trim().is_empty()),
+        };
+        let outcome = match kind {
+            "finish" | "reject" => Some(map::outcome(kind, args)?),
+            _ => None,
+        };
+        let todos = match kind {
+            "task_tracking" if arg(args, "command")? != Some("view") => {
+                let items = typed(
+                    args.get("task_list"),
+                    "args.task_list",
+                    "array",
+                    Value::as_array,
+                )?;
+                let todos = items.map(|items| map::todos(items)).transpose();
+                todos.map_err(|e| crate::ingest::json::nested("args", e))?
             }
+            _ => None,
+        };
+        let delegate = match kind {
+            "delegate" => Some(arg(args, "agent")?.unwrap_or("agent")),
+            _ => None,
+        };
+        self.request(action, kind, head)?;
+        let call_id = head
+            .tool_call_id
+            .map_or_else(|| format!("oh-{}", head.id.unwrap_or(-1)), str::to_string);
+        let agent = self.agent();
+        if let (Some(thought), "main") = (thought, agent.as_str()) {
+            self.b.message("assistant", thought, None);
         }
         self.b.call(
             &agent,
@@ -327,49 +388,43 @@ impl Import {
             canonical_tool(TOOLS, &name),
             call_args.clone(),
         );
-        if let Some(id) = id {
+        if let Some(id) = head.id {
             self.calls.insert(id, (call_id.clone(), agent.clone()));
         }
-        if let Some(t) = tool_call_id {
+        if let Some(t) = head.tool_call_id {
             self.by_tool_call
                 .insert(t.to_string(), (call_id.clone(), agent.clone()));
         }
-        match kind {
-            "finish" | "reject" if agent == "main" => {
-                let (status, summary) = map::outcome(kind, args);
-                self.b.complete(status, summary);
-                self.outcome = true;
-            }
-            "task_tracking" if text(args, "command")? != Some("view") => {
-                if let Some(items) = args.get("task_list").and_then(Value::as_array) {
-                    let todos =
-                        map::todos(items).map_err(|e| crate::ingest::json::nested("args", e))?;
-                    self.b.todos(&agent, todos);
-                }
-            }
-            "delegate" => {
-                let name = text(args, "agent")?.unwrap_or("agent");
-                self.agents.push(Agent {
-                    name: format!("delegate:{name}"),
-                    call: Some(call_id),
-                    cumulative: None,
-                    shared: false,
-                    last_response: None,
-                });
-            }
-            _ => {}
+        if let (Some((status, summary)), "main") = (outcome, agent.as_str()) {
+            self.b.complete(status, summary);
+            self.outcome = true;
+        }
+        if let Some(todos) = todos {
+            self.b.todos(&agent, todos);
+        }
+        if let Some(name) = delegate {
+            self.agents.push(Agent {
+                name: format!("delegate:{name}"),
+                call: Some(call_id),
+                cumulative: None,
+                shared: false,
+                last_response: None,
+            });
         }
         Ok(())
     }
 
-    fn observation(&mut self, obs: &Map<String, Value>, kind: &str) -> Result<(), FieldError> {
+    fn observation(
+        &mut self,
+        obs: &Map<String, Value>,
+        kind: &str,
+        head: &Head<'_>,
+    ) -> Result<(), FieldError> {
         let content = text(obs, "content")?.unwrap_or_default();
+        let observed = map::Observed::of(obs)?;
         match kind {
             "agent_state_changed" => {
-                self.agent_state = obs
-                    .get("extras")
-                    .and_then(|e| e.get("agent_state")?.as_str())
-                    .map(str::to_string);
+                self.agent_state = observed.agent_state.map(str::to_string);
                 return Ok(());
             }
             "condense" if !self.just_compacted => {
@@ -383,13 +438,10 @@ impl Import {
             "condense" | "null" => return Ok(()),
             _ => {}
         }
-        let cause = obs.get("cause").and_then(Value::as_i64);
-        let tool_call_id = obs
-            .get("tool_call_metadata")
-            .and_then(|m| m.get("tool_call_id")?.as_str());
-        let linked = cause
+        let linked = observed
+            .cause
             .and_then(|c| self.calls.get(&c))
-            .or_else(|| self.by_tool_call.get(tool_call_id?))
+            .or_else(|| self.by_tool_call.get(head.tool_call_id?))
             .cloned();
         if kind == "delegate" {
             self.end_delegate(linked.as_ref().map(|(call, _)| call.as_str()));
@@ -399,12 +451,12 @@ impl Import {
         }
         match linked {
             Some((call_id, agent)) => {
-                let success = map::succeeded(kind, obs, content);
+                let success = map::succeeded(kind, &observed, content);
                 let class = (!success).then(|| error_class(ERRORS, content)).flatten();
                 self.b.result(&agent, &call_id, success, content, class);
             }
             None if kind == "error" && text(obs, "source")? == Some("agent") => {
-                self.rejected(obs, content)
+                self.rejected(head.id, content)
             }
             None if !content.is_empty() && self.agents.len() == 1 => {
                 self.b.message("user", content, None)
@@ -420,13 +472,12 @@ impl Import {
     /// does not count the response's usage, so it is no request: it is a failed call of the
     /// current turn (a turn without usage when no request came before), named
     /// [`REJECTED`], with no arguments.
-    fn rejected(&mut self, obs: &Map<String, Value>, content: &str) {
+    fn rejected(&mut self, id: Option<i64>, content: &str) {
         let agent = self.agent();
         if self.b.turn() == 0 {
             self.b.model_request(&agent, Request::default());
         }
-        let id = obs.get("id").and_then(Value::as_i64).unwrap_or(-1);
-        let call_id = format!("oh-{id}");
+        let call_id = format!("oh-{}", id.unwrap_or(-1));
         self.b
             .call(&agent, &call_id, REJECTED.to_string(), Map::new());
         self.b.result(
@@ -473,6 +524,37 @@ impl Import {
             }
         }
     }
+}
+
+/// What any event may carry that the importer reads (its `id`, its tool call), checked
+/// before anything of the event is applied: a field of the wrong type makes the event a
+/// problem, never a field read as absent.
+struct Head<'e> {
+    id: Option<i64>,
+    /// `tool_call_metadata`, an object.
+    meta: Option<&'e Value>,
+    tool_call_id: Option<&'e str>,
+}
+
+impl<'e> Head<'e> {
+    fn of(event: &'e Map<String, Value>) -> Result<Self, FieldError> {
+        let meta = typed(
+            event.get("tool_call_metadata"),
+            "tool_call_metadata",
+            "object",
+            object,
+        )?;
+        Ok(Self {
+            id: typed(event.get("id"), "id", "integer", Value::as_i64)?,
+            tool_call_id: str_at(meta, "tool_call_metadata", &["tool_call_id"])?,
+            meta,
+        })
+    }
+}
+
+/// The string argument `key` of an action, located under `args`.
+fn arg<'a>(args: &'a Map<String, Value>, key: &str) -> Result<Option<&'a str>, FieldError> {
+    opt_str(args.get(key), &format!("args.{key}"))
 }
 
 /// `llm_metrics.accumulated_cost`, in US dollars (absent before OpenHands recorded it).

@@ -2,6 +2,9 @@
 //! observation as a result (success), a task list as todos, recorded token counts.
 
 use crate::ingest::error::{FieldError, ProblemKind};
+use crate::ingest::formats::mini_swe_agent::fields::{
+    object, opt_str, str_at, typed, typed_at, wrong,
+};
 use crate::ingest::json::token_count;
 use crate::model::{Todo, TokenSource, Usage};
 use serde_json::{Map, Value};
@@ -32,11 +35,13 @@ const RENAMED: [(&str, &str); 3] = [
 /// histories record an `edit` without its `command`, `old_str`, `new_str`). The editor's
 /// `command` (`view`, `create`, `str_replace`, `insert`, `undo_edit`) is part of the name
 /// (`edit:str_replace`), not an argument: a `command` argument means a shell command.
+///
+/// A `command`, a tool `name` or its `arguments` of the wrong type is a problem (`args.command`).
 pub fn call_of(
     kind: &str,
     args: &Map<String, Value>,
     tool_args: Option<&Map<String, Value>>,
-) -> (String, Map<String, Value>) {
+) -> Result<(String, Map<String, Value>), FieldError> {
     let mut args = args.clone();
     for (key, value) in tool_args.into_iter().flatten() {
         if args.get(key).is_none_or(Value::is_null) {
@@ -47,7 +52,7 @@ pub fn call_of(
     match kind {
         "edit" | "read" | "write" => {
             let command = args.remove("command");
-            let command = command.as_ref().and_then(Value::as_str).unwrap_or("");
+            let command = opt_str(command.as_ref(), "args.command")?.unwrap_or("");
             if kind == "edit" && !command.is_empty() {
                 // The line-range fields belong to the LLM-based editor, which has no command.
                 for key in ["content", "start", "end"] {
@@ -64,15 +69,20 @@ pub fn call_of(
             }
         }
         "mcp" | "call_tool_mcp" => {
-            let tool = ["name", "tool_name"]
-                .iter()
-                .find_map(|k| args.get(*k).and_then(Value::as_str));
-            if let Some(tool) = tool {
-                name = tool.to_string();
+            // The first of each pair that is there (not null) is read.
+            let first = |keys: [&str; 2]| {
+                let key = keys
+                    .into_iter()
+                    .find(|k| args.get(*k).is_some_and(|v| !v.is_null()));
+                key.map(|k| (format!("args.{k}"), &args[k]))
+            };
+            if let Some((field, v)) = first(["name", "tool_name"]) {
+                name = opt_str(Some(v), &field)?.unwrap_or_default().to_string();
             }
-            let inner = ["arguments", "kwargs"]
-                .iter()
-                .find_map(|k| args.get(*k).and_then(Value::as_object));
+            let inner = match first(["arguments", "kwargs"]) {
+                Some((field, v)) => typed(Some(v), &field, "object", Value::as_object)?,
+                None => None,
+            };
             args = inner.cloned().unwrap_or_default();
         }
         _ => {}
@@ -91,7 +101,7 @@ pub fn call_of(
             (key, v)
         })
         .collect::<std::collections::BTreeMap<_, _>>();
-    (name, canonical.into_iter().collect())
+    Ok((name, canonical.into_iter().collect()))
 }
 
 /// The tool call's JSON arguments, from the model response recorded with the action.
@@ -107,24 +117,48 @@ pub fn tool_call_args(meta: &Map<String, Value>) -> Option<Map<String, Value>> {
     serde_json::from_str(text).ok()
 }
 
+/// What an observation records of its outcome, each field of its type (a field of another
+/// type is a problem, never read as absent).
+pub struct Observed<'o> {
+    /// The id of the action it answers.
+    pub cause: Option<i64>,
+    /// `success`, where recorded.
+    pub success: Option<bool>,
+    /// A command's exit code: `extras.metadata.exit_code`, else (older) `extras.exit_code`.
+    pub exit_code: Option<i64>,
+    /// `extras.agent_state`.
+    pub agent_state: Option<&'o str>,
+}
+
+impl<'o> Observed<'o> {
+    pub fn of(obs: &'o Map<String, Value>) -> Result<Self, FieldError> {
+        let extras = typed(obs.get("extras"), "extras", "object", object)?;
+        let metadata = typed_at(extras, "extras", &["metadata"], "object", object)?;
+        let code = |v, at, key| typed_at(v, at, &[key], "integer", Value::as_i64);
+        let exit_code = match code(metadata, "extras.metadata", "exit_code")? {
+            Some(c) => Some(c),
+            None => code(extras, "extras", "exit_code")?,
+        };
+        // Read only for the session's directory, before any event: checked here so a bad
+        // one is still a problem of its event.
+        str_at(metadata, "extras.metadata", &["working_dir"])?;
+        Ok(Self {
+            cause: typed(obs.get("cause"), "cause", "integer", Value::as_i64)?,
+            success: typed(obs.get("success"), "success", "boolean", Value::as_bool)?,
+            exit_code,
+            agent_state: str_at(extras, "extras", &["agent_state"])?,
+        })
+    }
+}
+
 /// Whether an observation reports success: a command by its exit code (0), an error
 /// observation or a refusal never, an editor result unless its text starts `ERROR:`,
 /// anything else by its `success` flag where recorded.
-pub fn succeeded(kind: &str, obs: &Map<String, Value>, content: &str) -> bool {
-    let extras = obs.get("extras");
-    let flag = obs.get("success").and_then(Value::as_bool);
+pub fn succeeded(kind: &str, obs: &Observed<'_>, content: &str) -> bool {
+    let flag = obs.success;
     match kind {
         "error" | "user_rejected" => false,
-        "run" => {
-            let code = extras
-                .and_then(|e| {
-                    e.get("metadata")
-                        .and_then(|m| m.get("exit_code"))
-                        .or_else(|| e.get("exit_code"))
-                })
-                .and_then(Value::as_i64);
-            code.map_or(flag.unwrap_or(true), |c| c == 0)
-        }
+        "run" => obs.exit_code.map_or(flag.unwrap_or(true), |c| c == 0),
         "edit" | "read" | "write" => {
             !content.trim_start().starts_with("ERROR:") && flag.unwrap_or(true)
         }
@@ -146,9 +180,11 @@ pub fn todos(items: &[Value]) -> Result<Vec<Todo>, FieldError> {
             let id = match task.get("id") {
                 Some(Value::String(s)) => s.clone(),
                 Some(Value::Number(n)) => n.to_string(),
-                _ => (i + 1).to_string(),
+                None | Some(Value::Null) => (i + 1).to_string(),
+                Some(other) => return Err(wrong(format!("{field}.id"), "string or number", other)),
             };
-            let status = match task.get("status").and_then(Value::as_str).unwrap_or("todo") {
+            let at = |key: &str| format!("{field}.{key}");
+            let status = match opt_str(task.get("status"), &at("status"))?.unwrap_or("todo") {
                 "todo" => "pending",
                 "done" => "completed",
                 other => other,
@@ -157,9 +193,7 @@ pub fn todos(items: &[Value]) -> Result<Vec<Todo>, FieldError> {
                 id,
                 parent_id: None,
                 status: status.to_string(),
-                content: task
-                    .get("title")
-                    .and_then(Value::as_str)
+                content: opt_str(task.get("title"), &at("title"))?
                     .unwrap_or_default()
                     .to_string(),
                 verify_command: None,
@@ -232,8 +266,9 @@ pub fn usage(v: &Value, field: &str) -> Result<Tokens, FieldError> {
         },
     };
     let details = match v.get("prompt_tokens_details") {
+        None | Some(Value::Null) => None,
         Some(d) if d.is_object() => count(d, "prompt_tokens_details.", "cached_tokens")?,
-        _ => None,
+        Some(d) => return Err(wrong(format!("{field}.prompt_tokens_details"), "object", d)),
     };
     let cache_read = match count(v, "", "cache_read_tokens")? {
         Some(n) => Some(n),
@@ -251,21 +286,28 @@ pub fn usage(v: &Value, field: &str) -> Result<Tokens, FieldError> {
     })
 }
 
-/// A model name as OpenHands records it; its `Metrics` default `default` names none.
-pub fn model(v: Option<&Value>) -> Option<String> {
-    v.and_then(Value::as_str)
+/// A model name as OpenHands records it (at `field`); its `Metrics` default `default` names
+/// none.
+pub fn model(v: Option<&Value>, field: &str) -> Result<Option<String>, FieldError> {
+    Ok(opt_str(v, field)?
         .map(str::trim)
         .filter(|m| !m.is_empty() && *m != "default")
-        .map(str::to_string)
+        .map(str::to_string))
 }
 
 /// The outcome a `finish` (or `reject`) records: `task_completed` `partial`/`false` →
 /// `partial`/`incomplete`, else `completed` (`rejected` for a reject); the summary is the
-/// final thought, else the outputs' `content` (a reject's `reason`).
-pub fn outcome<'a>(kind: &str, args: &'a Map<String, Value>) -> (&'static str, &'a str) {
+/// final thought, else the outputs' `content` (a reject's `reason`). Each is read where it
+/// is there (not null); one of the wrong type is a problem.
+pub fn outcome<'a>(
+    kind: &str,
+    args: &'a Map<String, Value>,
+) -> Result<(&'static str, &'a str), FieldError> {
     let completed = match args.get("task_completed") {
+        None | Some(Value::Null) => None,
         Some(Value::Bool(b)) => Some(if *b { "true" } else { "false" }),
-        other => other.and_then(Value::as_str),
+        Some(Value::String(s)) => Some(s.as_str()),
+        Some(other) => return Err(wrong("args.task_completed", "boolean or string", other)),
     };
     let status = match (kind, completed) {
         ("reject", _) => "rejected",
@@ -273,42 +315,18 @@ pub fn outcome<'a>(kind: &str, args: &'a Map<String, Value>) -> (&'static str, &
         (_, Some("false")) => "incomplete",
         _ => "completed",
     };
-    let outputs = args.get("outputs");
-    let summary = ["final_thought", "thought"]
-        .iter()
-        .find_map(|k| args.get(*k)?.as_str().filter(|s| !s.is_empty()))
-        .or_else(|| {
-            ["content", "reason"]
-                .iter()
-                .find_map(|k| outputs?.get(*k)?.as_str())
-        })
-        .unwrap_or_default();
-    (status, summary)
+    let outputs = typed(args.get("outputs"), "args.outputs", "object", object)?;
+    let mut summary = None;
+    for k in ["final_thought", "thought"] {
+        let found = opt_str(args.get(k), &format!("args.{k}"))?;
+        summary = summary.or(found.filter(|s| !s.is_empty()));
+    }
+    for k in ["content", "reason"] {
+        summary = summary.or(str_at(outputs, "args.outputs", &[k])?);
+    }
+    Ok((status, summary.unwrap_or_default()))
 }
 
 pub fn text<'v>(obj: &'v Map<String, Value>, key: &str) -> Result<Option<&'v str>, FieldError> {
-    match obj.get(key) {
-        None | Some(Value::Null) => Ok(None),
-        Some(Value::String(s)) => Ok(Some(s)),
-        Some(v) => Err(wrong(key, "string", v)),
-    }
-}
-
-pub fn wrong(field: &str, expected: &'static str, v: &Value) -> FieldError {
-    let found = match v {
-        Value::Null => "null",
-        Value::Bool(_) => "boolean",
-        Value::Number(n) if n.is_f64() => "number",
-        Value::Number(_) => "integer",
-        Value::String(_) => "string",
-        Value::Array(_) => "array",
-        Value::Object(_) => "object",
-    };
-    FieldError::new(
-        field,
-        ProblemKind::WrongType {
-            expected,
-            found: found.into(),
-        },
-    )
+    opt_str(obj.get(key), key)
 }

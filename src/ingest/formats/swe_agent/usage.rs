@@ -2,6 +2,7 @@
 //! sizes the trajectory shows (`query`, else `history`), and the history itself.
 
 use crate::ingest::error::{FieldError, ProblemKind};
+use crate::ingest::formats::mini_swe_agent::fields::{opt_str, str_at, typed, wrong};
 use crate::ingest::json::token_count;
 use crate::model::{TokenSource, Usage, MAX_TOKENS};
 use serde_json::{Map, Value};
@@ -12,30 +13,52 @@ pub struct HistoryMessage {
     pub demo: bool,
 }
 
-/// The main agent's messages (`agent` absent, `primary` or `main`).
-pub fn history_of(history: Option<&Value>) -> Vec<HistoryMessage> {
-    let items = history
-        .and_then(Value::as_array)
-        .map(Vec::as_slice)
-        .unwrap_or_default();
-    items
+/// The main agent's messages (`agent` absent, `primary` or `main`) of `history`, and the
+/// problems found in it: a `history` that is no array, a message that is no object or has a
+/// field of the wrong type (that message is passed over).
+pub fn history_of(history: Option<&Value>) -> (Vec<HistoryMessage>, Vec<FieldError>) {
+    let mut problems = Vec::new();
+    let items = match typed(history, "history", "array", Value::as_array) {
+        Ok(items) => items.map(Vec::as_slice).unwrap_or_default(),
+        Err(e) => {
+            problems.push(e);
+            &[]
+        }
+    };
+    let messages = items
         .iter()
-        .filter_map(Value::as_object)
-        .filter(|m| {
-            m.get("agent")
-                .and_then(Value::as_str)
-                .is_none_or(|a| a == "primary" || a == "main")
+        .enumerate()
+        .filter_map(|(i, m)| {
+            message(i, m).unwrap_or_else(|e| {
+                problems.push(e);
+                None
+            })
         })
-        .map(|m| HistoryMessage {
-            role: m
-                .get("role")
-                .and_then(Value::as_str)
-                .unwrap_or("user")
-                .to_string(),
-            content: content_text(m.get("content")),
-            demo: m.get("is_demo").and_then(Value::as_bool).unwrap_or(false),
-        })
-        .collect()
+        .collect();
+    (messages, problems)
+}
+
+/// Message `i` of `history`, when it is the main agent's.
+fn message(i: usize, m: &Value) -> Result<Option<HistoryMessage>, FieldError> {
+    let m = m
+        .as_object()
+        .ok_or_else(|| FieldError::new(format!("history[{i}]"), ProblemKind::NotAnObject))?;
+    let at = |key: &str| format!("history[{i}].{key}");
+    let agent = opt_str(m.get("agent"), &at("agent"))?;
+    if !agent.is_none_or(|a| a == "primary" || a == "main") {
+        return Ok(None);
+    }
+    let content = match m.get("content") {
+        v @ (None | Some(Value::Null | Value::String(_) | Value::Array(_))) => content_text(v),
+        Some(other) => return Err(wrong(at("content"), "string or array", other)),
+    };
+    Ok(Some(HistoryMessage {
+        role: opt_str(m.get("role"), &at("role"))?
+            .unwrap_or("user")
+            .to_string(),
+        content,
+        demo: typed(m.get("is_demo"), &at("is_demo"), "boolean", Value::as_bool)?.unwrap_or(false),
+    }))
 }
 
 /// Message content: a string, or a list of `{type: text, text}` parts.
@@ -51,14 +74,10 @@ fn content_text(v: Option<&Value>) -> String {
     }
 }
 
-/// A run total of `info.model_stats`: a number (SWE-agent may write it as a float), `None`
-/// when absent; a value that cannot be a token count is a problem.
-pub fn total(info: Option<&Value>, key: &str) -> Result<Option<u64>, FieldError> {
-    let Some(v) = info
-        .and_then(|i| i.get("model_stats"))
-        .and_then(|s| s.get(key))
-        .filter(|v| !v.is_null())
-    else {
+/// A run total of `info.model_stats` (`stats`): a number (SWE-agent may write it as a
+/// float), `None` when absent; a value that cannot be a token count is a problem.
+pub fn total(stats: Option<&Value>, key: &str) -> Result<Option<u64>, FieldError> {
+    let Some(v) = stats.and_then(|s| s.get(key)).filter(|v| !v.is_null()) else {
         return Ok(None);
     };
     let field = format!("info.model_stats.{key}");
@@ -76,10 +95,9 @@ pub fn total(info: Option<&Value>, key: &str) -> Result<Option<u64>, FieldError>
 /// `info.model_stats.instance_cost`, the run's cost in US dollars as SWE-agent recorded it
 /// (priced by LiteLLM from each response); `None` when absent or 0 (SWE-agent writes 0 for
 /// a model it could not price, and for runs it did not pay for, such as replays). A value
-/// that cannot be a cost is a problem.
-pub fn cost(info: Option<&Value>) -> Result<Option<f64>, FieldError> {
-    let Some(v) = info
-        .and_then(|i| i.get("model_stats"))
+/// that cannot be a cost is a problem. `stats` is `info.model_stats`.
+pub fn cost(stats: Option<&Value>) -> Result<Option<f64>, FieldError> {
+    let Some(v) = stats
         .and_then(|s| s.get("instance_cost"))
         .filter(|v| !v.is_null())
     else {
@@ -97,15 +115,27 @@ pub fn cost(info: Option<&Value>) -> Result<Option<f64>, FieldError> {
 }
 
 /// The model the run asked, from the configuration 1.x saves beside the trajectory:
-/// `replay_config` (a JSON string, or an object) at `agent.model.name`.
-pub fn model(doc: &Map<String, Value>) -> Option<String> {
-    let config = match doc.get("replay_config")? {
-        Value::String(s) => serde_json::from_str::<Value>(s).ok()?,
-        v @ Value::Object(_) => v.clone(),
-        _ => return None,
+/// `replay_config` (a JSON string, or an object) at `agent.model.name`. A `replay_config`
+/// or a name of another type is a problem; a string that is no JSON names no model.
+pub fn model(doc: &Map<String, Value>) -> Result<Option<String>, FieldError> {
+    let parsed;
+    let config = match doc.get("replay_config") {
+        None | Some(Value::Null) => return Ok(None),
+        Some(Value::String(s)) => match serde_json::from_str::<Value>(s) {
+            Ok(v) => {
+                parsed = v;
+                &parsed
+            }
+            Err(_) => return Ok(None),
+        },
+        Some(v @ Value::Object(_)) => v,
+        Some(other) => return Err(wrong("replay_config", "string or object", other)),
     };
-    let name = config.get("agent")?.get("model")?.get("name")?.as_str()?;
-    (!name.trim().is_empty()).then(|| name.trim().to_string())
+    let name = str_at(Some(config), "replay_config", &["agent", "model", "name"])?;
+    Ok(name
+        .map(str::trim)
+        .filter(|n| !n.is_empty())
+        .map(str::to_string))
 }
 
 /// Each model call's share of the run's recorded totals: its tokens (all fresh input and

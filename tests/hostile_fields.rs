@@ -1,0 +1,481 @@
+//! A field of the wrong JSON type is a located problem in every format (issue #32, H;
+//! docs/FORMAT.md, *Values*): never read as if it were absent. Each recording here is one
+//! of the project's own fixtures with one field changed, written to a temporary directory:
+//! read leniently it still loads, with exactly that problem (file, line where the format
+//! has lines, field, `expected …, found …`); under `--strict` reading it fails naming the
+//! field.
+
+mod common;
+
+use hindsight::ingest::formats::{import, InputFormat};
+use hindsight::ingest::{LoadedRun, ParseError, Policy, ProblemKind};
+use serde_json::{json, Value};
+use std::fs;
+use std::path::{Path, PathBuf};
+use tempfile::TempDir;
+
+fn fixture(rel: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/formats")
+        .join(rel)
+}
+
+/// A copy of the document fixture `rel`, changed by `edit`, in a temporary directory.
+fn document(rel: &str, edit: impl FnOnce(&mut Value)) -> (TempDir, PathBuf) {
+    let mut doc: Value =
+        serde_json::from_slice(&fs::read(fixture(rel)).expect("fixture")).expect("fixture is JSON");
+    edit(&mut doc);
+    let dir = tempfile::tempdir().expect("tempdir");
+    let name = Path::new(rel).file_name().expect("file name");
+    let path = dir.path().join(name);
+    fs::write(&path, serde_json::to_vec_pretty(&doc).expect("json")).expect("write");
+    (dir, path)
+}
+
+/// A copy of the JSONL fixture `rel` whose line `line` (1-based) is changed by `edit`.
+fn session(rel: &str, line: usize, edit: impl FnOnce(&mut Value)) -> (TempDir, PathBuf) {
+    let text = fs::read_to_string(fixture(rel)).expect("fixture");
+    let mut lines: Vec<String> = text.lines().map(str::to_string).collect();
+    let mut record: Value = serde_json::from_str(&lines[line - 1]).expect("line is JSON");
+    edit(&mut record);
+    lines[line - 1] = record.to_string();
+    let dir = tempfile::tempdir().expect("tempdir");
+    let path = dir
+        .path()
+        .join(Path::new(rel).file_name().expect("file name"));
+    fs::write(&path, lines.join("\n") + "\n").expect("write");
+    (dir, path)
+}
+
+/// The problem `path` must have: `field` of the wrong type, at `line` if the format has
+/// lines.
+fn wrong_type(
+    path: &Path,
+    line: Option<u64>,
+    field: &str,
+    expected: &'static str,
+    found: &str,
+) -> ParseError {
+    ParseError {
+        path: path.to_string_lossy().into_owned(),
+        line,
+        field: Some(field.to_string()),
+        kind: ProblemKind::WrongType {
+            expected,
+            found: found.to_string(),
+        },
+    }
+}
+
+/// Read leniently, `path` loads with exactly `problem`, counted; read strictly, it fails
+/// with it.
+fn assert_one_problem(path: &Path, format: InputFormat, problem: ParseError) -> LoadedRun {
+    let run = import(path, "t", format, Policy::Lenient).expect("lenient read loads");
+    assert_eq!(
+        run.problems.listed,
+        vec![problem.clone()],
+        "problems listed"
+    );
+    assert_eq!(run.problems.count, 1, "problems counted");
+    assert!(!run.events.is_empty(), "the rest of the run is read");
+    let err = import(path, "t", format, Policy::Strict).expect_err("strict read fails");
+    assert_eq!(err, problem, "strict error");
+    assert!(
+        err.to_string().contains(&format!(
+            "field `{}`",
+            problem.field.as_deref().unwrap_or("")
+        )),
+        "the message names the field: {err}"
+    );
+    run
+}
+
+// ------------------------------------------------------------------------- Claude Code
+
+const SHOP: &str = "claude_code/-path-to-shop/3f2a9c4e-7b1d-4e8a-9c3f-5d6e7a8b9c01.jsonl";
+
+#[test]
+fn claude_code_cwd_of_the_wrong_type() {
+    let (_dir, path) = session(SHOP, 1, |line| line["cwd"] = json!(5));
+    let problem = wrong_type(&path, Some(1), "cwd", "string", "integer");
+    let run = assert_one_problem(&path, InputFormat::ClaudeCode, problem);
+    // The session starts in the next line's directory, not in none.
+    let start = run.events.iter().find_map(|e| match &e.kind {
+        hindsight::model::EventKind::SessionStart { cwd } => Some(cwd.clone()),
+        _ => None,
+    });
+    assert_eq!(start, Some(Some("/path/to/shop".to_string())));
+}
+
+#[test]
+fn claude_code_tool_result_content_of_the_wrong_type() {
+    // Line 4 is the user line answering the first call with one `tool_result` item.
+    let (_dir, path) = session(SHOP, 4, |line| {
+        let item = &mut line["message"]["content"][0];
+        assert_eq!(item["type"], "tool_result");
+        item["content"] = json!(5);
+    });
+    let field = "message.content[0].content";
+    let problem = wrong_type(&path, Some(4), field, "string or array", "integer");
+    assert_one_problem(&path, InputFormat::ClaudeCode, problem);
+}
+
+// ---------------------------------------------------------------------- mini-swe-agent
+
+const INVENTORY: &str = "mini_swe_agent/acme__inventory-21.traj.json";
+
+#[test]
+fn mini_swe_agent_message_content_of_the_wrong_type() {
+    // Message 3 is the `tool` message answering the first call.
+    let (_dir, path) = document(INVENTORY, |doc| {
+        assert_eq!(doc["messages"][3]["role"], "tool");
+        doc["messages"][3]["content"] = json!(5);
+    });
+    let problem = wrong_type(
+        &path,
+        None,
+        "messages[3].content",
+        "string or array",
+        "integer",
+    );
+    assert_one_problem(&path, InputFormat::MiniSweAgent, problem);
+}
+
+#[test]
+fn mini_swe_agent_exit_status_of_the_wrong_type() {
+    let (_dir, path) = document(INVENTORY, |doc| doc["info"]["exit_status"] = json!(5));
+    let problem = wrong_type(&path, None, "info.exit_status", "string", "integer");
+    assert_one_problem(&path, InputFormat::MiniSweAgent, problem);
+}
+
+/// The same problem through the binary: counted in the run's `input.skipped`, listed in
+/// its `input.problems`, and `--strict` exits 2 naming it.
+#[test]
+fn a_wrong_type_is_counted_in_the_report_and_stops_strict_replay() {
+    let (dir, _path) = document(INVENTORY, |doc| doc["info"]["exit_status"] = json!(5));
+    let run = |extra: &[&str]| {
+        let mut args = vec!["replay", ".", "--format", "json"];
+        args.extend(extra);
+        common::watched::run_watched(dir.path(), &args, false)
+    };
+    let lenient = run(&[]);
+    lenient.expect_code(0, "lenient replay");
+    let report = lenient.json();
+    let runs = report["runs"].as_array().expect("runs");
+    assert_eq!(runs.len(), 1, "{report}");
+    let message =
+        "acme__inventory-21.traj.json: field `info.exit_status`: expected string, found integer";
+    assert_eq!(runs[0]["input"]["skipped"], 1, "{report}");
+    assert_eq!(runs[0]["input"]["problems"], json!([message]), "{report}");
+    let strict = run(&["--strict"]);
+    strict.expect_code(2, "strict replay");
+    assert!(strict.stderr.contains(message), "{}", strict.stderr);
+}
+
+// --------------------------------------------------------------------------- SWE-agent
+
+#[test]
+fn swe_agent_history_of_the_wrong_type() {
+    let (_dir, path) = document("swe_agent/acme__semver-12.traj", |doc| {
+        doc["history"] = json!("x")
+    });
+    let problem = wrong_type(&path, None, "history", "array", "string");
+    assert_one_problem(&path, InputFormat::SweAgent, problem);
+}
+
+// --------------------------------------------------------------------------- OpenHands
+
+const STUCK: &str = "openhands/stuck-stale-edit.json";
+
+#[test]
+fn openhands_extras_of_the_wrong_type() {
+    // Event 3 is the `run` observation of the `run` action 2.
+    let (_dir, path) = document(STUCK, |doc| {
+        assert_eq!(doc[3]["observation"], "run");
+        doc[3]["extras"] = json!("x");
+    });
+    let problem = wrong_type(&path, None, "[3].extras", "object", "string");
+    assert_one_problem(&path, InputFormat::Openhands, problem);
+}
+
+#[test]
+fn openhands_cause_of_the_wrong_type() {
+    let (_dir, path) = document(STUCK, |doc| {
+        assert_eq!(doc[3]["cause"], 2);
+        doc[3]["cause"] = json!("x");
+    });
+    let problem = wrong_type(&path, None, "[3].cause", "integer", "string");
+    assert_one_problem(&path, InputFormat::Openhands, problem);
+}
+
+#[test]
+fn openhands_id_of_the_wrong_type() {
+    let (_dir, path) = document(STUCK, |doc| {
+        assert_eq!(doc[2]["action"], "run");
+        doc[2]["id"] = json!("x");
+    });
+    let problem = wrong_type(&path, None, "[2].id", "integer", "string");
+    assert_one_problem(&path, InputFormat::Openhands, problem);
+}
+
+// ------------------------------------------------------------------ next door (issue #32, H)
+
+/// One fixture with one field of the wrong type, and the problem it must be.
+struct Case {
+    what: &'static str,
+    format: InputFormat,
+    /// The fixture changed: a document, or a JSONL file and the line changed.
+    fixture: &'static str,
+    line: Option<usize>,
+    edit: fn(&mut Value),
+    field: &'static str,
+    expected: &'static str,
+    found: &'static str,
+}
+
+/// Other fields the importers read, of the wrong type: each is a located problem, counted,
+/// and the rest of the run is read.
+#[test]
+fn other_fields_of_the_wrong_type() {
+    use InputFormat::{ClaudeCode, MiniSweAgent, Openhands, SweAgent};
+    const SEMVER: &str = "swe_agent/acme__semver-12.traj";
+    let cases = [
+        Case {
+            what: "a Claude Code response id",
+            format: ClaudeCode,
+            fixture: SHOP,
+            line: Some(3),
+            edit: |l| l["message"]["id"] = json!(5),
+            field: "message.id",
+            expected: "string",
+            found: "integer",
+        },
+        Case {
+            what: "a Claude Code line's uuid",
+            format: ClaudeCode,
+            fixture: SHOP,
+            line: Some(1),
+            edit: |l| l["uuid"] = json!(5),
+            field: "uuid",
+            expected: "string",
+            found: "integer",
+        },
+        Case {
+            what: "a Claude Code text item",
+            format: ClaudeCode,
+            fixture: SHOP,
+            line: Some(2),
+            edit: |l| l["message"]["content"][0]["text"] = json!(["x"]),
+            field: "message.content[0].text",
+            expected: "string",
+            found: "array",
+        },
+        Case {
+            what: "Claude Code's isCompactSummary",
+            format: ClaudeCode,
+            fixture: SHOP,
+            line: Some(1),
+            edit: |l| l["isCompactSummary"] = json!("yes"),
+            field: "isCompactSummary",
+            expected: "boolean",
+            found: "string",
+        },
+        Case {
+            what: "a mini-swe-agent role (was: missing)",
+            format: MiniSweAgent,
+            fixture: INVENTORY,
+            line: None,
+            edit: |d| d["messages"][2]["role"] = json!(5),
+            field: "messages[2].role",
+            expected: "string",
+            found: "integer",
+        },
+        Case {
+            what: "a mini-swe-agent return code",
+            format: MiniSweAgent,
+            fixture: INVENTORY,
+            line: None,
+            edit: |d| d["messages"][3]["extra"]["returncode"] = json!("0"),
+            field: "messages[3].extra.returncode",
+            expected: "integer",
+            found: "string",
+        },
+        Case {
+            what: "a mini-swe-agent tool_call_id",
+            format: MiniSweAgent,
+            fixture: INVENTORY,
+            line: None,
+            edit: |d| d["messages"][3]["tool_call_id"] = json!(5),
+            field: "messages[3].tool_call_id",
+            expected: "string",
+            found: "integer",
+        },
+        Case {
+            what: "a mini-swe-agent tool name",
+            format: MiniSweAgent,
+            fixture: INVENTORY,
+            line: None,
+            edit: |d| d["messages"][2]["tool_calls"][0]["function"]["name"] = json!(5),
+            field: "messages[2].tool_calls[0].function.name",
+            expected: "string",
+            found: "integer",
+        },
+        Case {
+            what: "mini-swe-agent's working directory",
+            format: MiniSweAgent,
+            fixture: INVENTORY,
+            line: None,
+            edit: |d| d["info"]["config"]["environment"]["cwd"] = json!(5),
+            field: "info.config.environment.cwd",
+            expected: "string",
+            found: "integer",
+        },
+        Case {
+            what: "a mini-swe-agent exit message's status",
+            format: MiniSweAgent,
+            fixture: INVENTORY,
+            line: None,
+            edit: |d| d["messages"][13]["extra"]["exit_status"] = json!(5),
+            field: "messages[13].extra.exit_status",
+            expected: "string",
+            found: "integer",
+        },
+        Case {
+            what: "SWE-agent's exit status",
+            format: SweAgent,
+            fixture: SEMVER,
+            line: None,
+            edit: |d| d["info"]["exit_status"] = json!(5),
+            field: "info.exit_status",
+            expected: "string",
+            found: "integer",
+        },
+        Case {
+            what: "SWE-agent's model_stats",
+            format: SweAgent,
+            fixture: SEMVER,
+            line: None,
+            edit: |d| d["info"]["model_stats"] = json!("x"),
+            field: "info.model_stats",
+            expected: "object",
+            found: "string",
+        },
+        Case {
+            what: "a SWE-agent history role",
+            format: SweAgent,
+            fixture: SEMVER,
+            line: None,
+            edit: |d| d["history"][2]["role"] = json!(5),
+            field: "history[2].role",
+            expected: "string",
+            found: "integer",
+        },
+        Case {
+            what: "SWE-agent's replay_config",
+            format: SweAgent,
+            fixture: SEMVER,
+            line: None,
+            edit: |d| d["replay_config"] = json!(5),
+            field: "replay_config",
+            expected: "string or object",
+            found: "integer",
+        },
+        Case {
+            what: "an OpenHands exit code",
+            format: Openhands,
+            fixture: STUCK,
+            line: None,
+            edit: |d| d[3]["extras"]["metadata"]["exit_code"] = json!("0"),
+            field: "[3].extras.metadata.exit_code",
+            expected: "integer",
+            found: "string",
+        },
+        Case {
+            what: "an OpenHands success flag",
+            format: Openhands,
+            fixture: STUCK,
+            line: None,
+            edit: |d| d[3]["success"] = json!("true"),
+            field: "[3].success",
+            expected: "boolean",
+            found: "string",
+        },
+        Case {
+            what: "an OpenHands tool_call_id",
+            format: Openhands,
+            fixture: STUCK,
+            line: None,
+            edit: |d| d[3]["tool_call_metadata"]["tool_call_id"] = json!(5),
+            field: "[3].tool_call_metadata.tool_call_id",
+            expected: "string",
+            found: "integer",
+        },
+        Case {
+            what: "an OpenHands agent state",
+            format: Openhands,
+            fixture: STUCK,
+            line: None,
+            edit: |d| d[20]["extras"]["agent_state"] = json!(5),
+            field: "[20].extras.agent_state",
+            expected: "string",
+            found: "integer",
+        },
+        Case {
+            what: "an OpenHands editor command",
+            format: Openhands,
+            fixture: STUCK,
+            line: None,
+            edit: |d| d[6]["args"]["command"] = json!(5),
+            field: "[6].args.command",
+            expected: "string",
+            found: "integer",
+        },
+        Case {
+            what: "an evaluation's error",
+            format: Openhands,
+            fixture: "openhands/healthy-eval-output.json",
+            line: None,
+            edit: |d| d["error"] = json!(5),
+            field: "error",
+            expected: "string",
+            found: "integer",
+        },
+        Case {
+            what: "an evaluation's token usages",
+            format: Openhands,
+            fixture: "openhands/healthy-eval-output.json",
+            line: None,
+            edit: |d| d["metrics"]["token_usages"] = json!("x"),
+            field: "metrics.token_usages",
+            expected: "array",
+            found: "string",
+        },
+    ];
+    let mut failed = Vec::new();
+    for case in cases {
+        let (_dir, path) = match case.line {
+            Some(line) => session(case.fixture, line, case.edit),
+            None => document(case.fixture, case.edit),
+        };
+        let line = case.line.map(|l| l as u64);
+        let problem = wrong_type(&path, line, case.field, case.expected, case.found);
+        if std::panic::catch_unwind(|| assert_one_problem(&path, case.format, problem)).is_err() {
+            failed.push(case.what);
+        }
+    }
+    assert!(failed.is_empty(), "failed (see above): {failed:#?}");
+}
+
+/// An OpenHands wrapper whose `history` is no array is that problem, not a missing history
+/// (nor a `trajectory` looked for instead).
+#[test]
+fn an_openhands_history_of_the_wrong_type_is_not_missing() {
+    let (_dir, path) = document("openhands/healthy-eval-output.json", |d| {
+        d["history"] = json!("x")
+    });
+    let problem = wrong_type(&path, None, "history", "array of events", "string");
+    let run = import(&path, "t", InputFormat::Openhands, Policy::Lenient).expect("lenient");
+    assert_eq!(run.problems.listed, vec![problem.clone()]);
+    let err = import(&path, "t", InputFormat::Openhands, Policy::Strict).expect_err("strict");
+    assert_eq!(err, problem);
+}
