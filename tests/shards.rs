@@ -582,16 +582,11 @@ fn merge_refuses_shards_of_different_replays_naming_what_differs() {
         "default.json",
         &["corpora/", "--set", "convergence_breaker.abandon=5"],
     );
-    let out = hindsight()
-        .arg("merge")
-        .args([&one, &same])
-        .output()
-        .expect("runs");
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    stdout_of(&[
+        std::ffi::OsStr::new("merge"),
+        one.as_os_str(),
+        same.as_os_str(),
+    ]);
 }
 
 /// Issue #32, F: a report with a member removed is refused naming it, never read as a zero
