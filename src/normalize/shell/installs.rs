@@ -5,8 +5,9 @@
 use super::code::is_interpreter;
 use super::grammar::{base_name, parse, Pipeline};
 
-/// Package managers, and the subcommands that change what is installed.
-const PACKAGE_MANAGERS: [&str; 24] = [
+/// Package managers, and the subcommands that change what is installed. `apt-cache` only
+/// ever queries (`apt-cache search`, `policy`), but is the manager's query tool all the same.
+const PACKAGE_MANAGERS: [&str; 25] = [
     "pip",
     "pip3",
     "pipx",
@@ -25,6 +26,7 @@ const PACKAGE_MANAGERS: [&str; 24] = [
     "bundle",
     "apt",
     "apt-get",
+    "apt-cache",
     "apk",
     "brew",
     "dnf",
@@ -51,9 +53,10 @@ pub(super) fn is_install(words: &[String]) -> bool {
     subcommand(words).is_some_and(|sub| INSTALL_WORDS.contains(&sub))
 }
 
-/// Subcommands of a package manager that only report what is installed.
-const QUERY_WORDS: [&str; 9] = [
-    "list", "show", "freeze", "info", "ls", "search", "outdated", "view", "config",
+/// Subcommands of a package manager that only report what is installed or available.
+const QUERY_WORDS: [&str; 14] = [
+    "list", "show", "freeze", "info", "ls", "search", "outdated", "view", "config", "policy",
+    "depends", "rdepends", "madison", "showpkg",
 ];
 
 /// Whether the command asks a package manager what is installed (`pip list`, `npm ls`,

@@ -348,6 +348,10 @@ mod tests {
             "pip list | grep numpy",
             "npm ls react",
             "sqlfluff fix --help | head -20",
+            "apt-cache search llvm",
+            "apt-cache policy llvm-14-dev | head",
+            "brew info cmake",
+            "conda list numpy",
         ] {
             assert!(!check(c), "{c}");
         }
