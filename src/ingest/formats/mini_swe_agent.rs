@@ -31,9 +31,9 @@ mod reader;
 
 use super::builder::{ErrorTable, ToolTable};
 use super::read_document;
+use super::values;
 use crate::ingest::error::{ParseError, Policy, ProblemKind};
 use crate::ingest::{unique, Limits, LoadedRun};
-pub use fields::kind_of;
 use reader::Reader;
 use serde_json::Value;
 use std::path::Path;
@@ -115,14 +115,14 @@ pub fn import(path: &Path, policy: Policy, limits: &Limits) -> Result<LoadedRun,
         return reader.fail(None, ProblemKind::NotAnObject);
     };
     // `info` and what it records; a field of the wrong type is a problem and counts as absent.
-    let info = fields::typed(top.get("info"), "info", "object", fields::object);
+    let info = values::typed(top.get("info"), "info", "object", values::object);
     let info = reader.checked(None, info)?;
     let config = reader.checked(
         None,
-        fields::typed_at(info, "info", &["config"], "object", fields::object),
+        values::typed_at(info, "info", &["config"], "object", values::object),
     )?;
     let mut text = |v, at, keys: &[&str]| {
-        let found = fields::str_at(v, at, keys).map(|s| s.filter(|s| !s.is_empty()));
+        let found = values::str_at(v, at, keys).map(|s| s.filter(|s| !s.is_empty()));
         reader.checked(None, found).map(|s| s.map(str::to_string))
     };
     let cwd = text(config, "info.config", &["environment", "cwd"])?;
@@ -140,7 +140,7 @@ pub fn import(path: &Path, policy: Policy, limits: &Limits) -> Result<LoadedRun,
         Some(other) => {
             let kind = ProblemKind::WrongType {
                 expected: "array",
-                found: fields::kind_of(other).into(),
+                found: values::kind_of(other).into(),
             };
             return reader.fail(Some("messages".into()), kind);
         }

@@ -17,10 +17,11 @@ pub mod opencode;
 pub mod openhands;
 pub mod pi;
 pub mod swe_agent;
+pub mod values;
 
 pub use detect::{detect, detect_file, Detected};
 /// The JSON kind of a value, as problems name it (`string`, `integer`, `object`, ...).
-pub use mini_swe_agent::fields::kind_of;
+pub use values::kind_of;
 
 use super::error::{ParseError, Policy, ProblemKind};
 use super::files::{self, open_regular, Limits};

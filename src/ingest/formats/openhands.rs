@@ -49,7 +49,7 @@ mod scan;
 pub use eval::{import_line, instances, Instance, Instances};
 pub use history::REJECTED;
 
-use super::mini_swe_agent::fields::{self, wrong};
+use super::values::{self, wrong};
 use crate::ingest::error::{FieldError, ParseError, Policy, ProblemKind};
 use crate::ingest::formats::builder::{ErrorTable, ToolTable};
 use crate::ingest::formats::{read_document, Sniffed};
@@ -141,7 +141,7 @@ fn history_of(mut run: Import, doc: &Value) -> Result<LoadedRun, ParseError> {
                 }
                 None => return run.fail("history", ProblemKind::MissingField),
             };
-            let usages = fields::typed_at(
+            let usages = values::typed_at(
                 Some(doc),
                 "",
                 &["metrics", "token_usages"],
@@ -151,7 +151,7 @@ fn history_of(mut run: Import, doc: &Value) -> Result<LoadedRun, ParseError> {
             if let Some(usages) = run.checked(usages)? {
                 token_usages(&mut run, usages)?;
             }
-            let error = run.checked(fields::opt_str(o.get("error"), "error"))?;
+            let error = run.checked(values::opt_str(o.get("error"), "error"))?;
             (key, events, error)
         }
         _ => {
@@ -208,7 +208,7 @@ fn token_usages(run: &mut Import, usages: &[Value]) -> Result<(), ParseError> {
             if !entry.is_object() {
                 return Err(FieldError::new("", ProblemKind::NotAnObject));
             }
-            let id = fields::opt_str(entry.get("response_id"), "response_id")?;
+            let id = values::opt_str(entry.get("response_id"), "response_id")?;
             let Some(id) = id.filter(|id| !id.is_empty()) else {
                 return Ok(None);
             };

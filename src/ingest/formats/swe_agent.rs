@@ -61,7 +61,7 @@ pub(crate) mod usage;
 pub(super) mod wording;
 
 use super::builder::{canonical_tool, Builder, ToolTable};
-use super::mini_swe_agent::fields::{object, str_at, typed, typed_at, wrong};
+use super::values::{object, str_at, typed, typed_at, wrong};
 use super::{read_document, Sniffed};
 use crate::ingest::error::{FieldError, ParseError, Policy, ProblemKind};
 use crate::ingest::{unique, Limits, LoadedRun};

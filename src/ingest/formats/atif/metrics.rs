@@ -184,4 +184,4 @@ fn cost(v: Option<&Value>, field: &str) -> Result<Option<f64>, FieldError> {
     }
 }
 
-pub use super::super::mini_swe_agent::fields::wrong;
+pub use super::super::values::wrong;

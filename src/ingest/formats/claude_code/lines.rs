@@ -2,7 +2,7 @@
 //! located problems a malformed one raises.
 
 use crate::ingest::error::{FieldError, ProblemKind};
-use crate::ingest::formats::mini_swe_agent::fields::{opt_str, wrong};
+use crate::ingest::formats::values::{opt_str, wrong};
 use crate::model::{TokenSource, Usage, MAX_TOKENS};
 use serde_json::{Map, Value};
 

@@ -10,7 +10,7 @@ use super::threads::Threads;
 use super::{ARG_KEYS, ERRORS, TOOLS};
 use crate::ingest::error::ProblemKind;
 use crate::ingest::formats::builder::{canonical_tool, error_class, Builder};
-use crate::ingest::formats::mini_swe_agent::fields::{opt_str, typed};
+use crate::ingest::formats::values::{opt_str, typed};
 use crate::ingest::LoadedRun;
 use crate::model::{self, tokens_from_chars, At, Event, EventKind, Todo, Usage};
 use serde_json::{Map, Value};

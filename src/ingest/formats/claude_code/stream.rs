@@ -11,8 +11,8 @@
 //! requests as SWE-agent's `instance_cost` is.
 
 use super::lines::Bad;
-use crate::ingest::formats::mini_swe_agent::fields::opt_str;
 use crate::ingest::formats::swe_agent::usage::spread_cost;
+use crate::ingest::formats::values::opt_str;
 use crate::ingest::formats::Sniffed;
 use crate::model::{Event, EventKind, Request};
 use serde_json::{Map, Value};

@@ -108,4 +108,4 @@ impl Record {
     }
 }
 
-pub(super) use crate::ingest::formats::mini_swe_agent::fields::wrong;
+pub(super) use crate::ingest::formats::values::wrong;

@@ -5,6 +5,7 @@ use super::fields::{self, Action};
 use super::{ERRORS, OUTCOMES, SUBMIT_MARKERS, TOOLS};
 use crate::ingest::error::{FieldError, ParseError, Policy, ProblemKind};
 use crate::ingest::formats::builder::{canonical_tool, error_class, Builder};
+use crate::ingest::formats::values;
 use crate::ingest::LoadedRun;
 use crate::model::Request;
 use serde_json::{Map, Value};
@@ -100,9 +101,9 @@ impl Reader {
         // message is not read.
         let head = || -> Result<_, FieldError> {
             Ok((
-                fields::opt_str(m.get("role"), "role")?,
-                fields::opt_str(m.get("type"), "type")?,
-                fields::opt_str(m.get("object"), "object")?,
+                values::opt_str(m.get("role"), "role")?,
+                values::opt_str(m.get("type"), "type")?,
+                values::opt_str(m.get("object"), "object")?,
             ))
         };
         let (role, kind, object) = match head() {
@@ -112,7 +113,7 @@ impl Reader {
         let extra = m.get("extra");
         self.checked(
             Some(i),
-            fields::typed(extra, "extra", "object", fields::object),
+            values::typed(extra, "extra", "object", values::object),
         )?;
         if role == Some("assistant") || object == Some("response") {
             return self.assistant(i, m);
@@ -120,7 +121,7 @@ impl Reader {
         if role == Some("tool") || kind == Some("function_call_output") {
             let key = |a: &'static str, b: &'static str| if m.contains_key(a) { a } else { b };
             let id_key = key("tool_call_id", "call_id");
-            let id = self.checked(Some(i), fields::opt_str(m.get(id_key), id_key))?;
+            let id = self.checked(Some(i), values::opt_str(m.get(id_key), id_key))?;
             let text_key = key("content", "output");
             let text = fields::content_text(m.get(text_key), text_key);
             let text = self.checked(Some(i), text.map(Some))?.unwrap_or_default();
@@ -146,7 +147,7 @@ impl Reader {
         let text = self.checked(Some(i), text.map(Some))?.unwrap_or_default();
         let extra_str = |key: &str| {
             let field = format!("extra.{key}");
-            fields::opt_str(extra.and_then(|e| e.get(key)), &field)
+            values::opt_str(extra.and_then(|e| e.get(key)), &field)
         };
         match role {
             Some("system") => self.b.message("system", &text, None),

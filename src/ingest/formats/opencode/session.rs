@@ -13,7 +13,7 @@
 use super::{ERRORS, TOOLS};
 use crate::ingest::error::{FieldError, ParseError, Policy, ProblemKind};
 use crate::ingest::formats::builder::{canonical_tool, error_class, Builder};
-use crate::ingest::formats::mini_swe_agent::fields::wrong;
+use crate::ingest::formats::values::wrong;
 use crate::ingest::Copied;
 use crate::model::{Request, Todo, TokenSource, Usage};
 use serde_json::{Map, Value};

@@ -17,7 +17,7 @@
 use super::session::{Origin, Session, StoredPart};
 use crate::ingest::error::{FieldError, ParseError, Policy, ProblemKind};
 use crate::ingest::formats::builder::Builder;
-use crate::ingest::formats::mini_swe_agent::fields::wrong;
+use crate::ingest::formats::values::wrong;
 use crate::ingest::formats::{open_lines, read_json_lines, LineSink, Sniffed};
 use crate::ingest::json::to_serde;
 use crate::ingest::{Limits, LoadedRun};

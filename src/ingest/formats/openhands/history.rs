@@ -5,9 +5,7 @@ use super::map::{self, text, Tokens};
 use super::{ERRORS, TOOLS};
 use crate::ingest::error::{FieldError, ParseError, Policy, ProblemKind};
 use crate::ingest::formats::builder::{canonical_tool, error_class, Builder};
-use crate::ingest::formats::mini_swe_agent::fields::{
-    lookup, object, opt_str, str_at, typed, typed_at, wrong,
-};
+use crate::ingest::formats::values::{lookup, object, opt_str, str_at, typed, typed_at, wrong};
 use crate::ingest::LoadedRun;
 use crate::model::{tokens_from_chars, Request};
 use serde_json::{Map, Value};

@@ -2,9 +2,7 @@
 //! observation as a result (success), a task list as todos, recorded token counts.
 
 use crate::ingest::error::{FieldError, ProblemKind};
-use crate::ingest::formats::mini_swe_agent::fields::{
-    object, opt_str, str_at, typed, typed_at, wrong,
-};
+use crate::ingest::formats::values::{object, opt_str, str_at, typed, typed_at, wrong};
 use crate::ingest::json::token_count;
 use crate::model::{Todo, TokenSource, Usage};
 use serde_json::{Map, Value};

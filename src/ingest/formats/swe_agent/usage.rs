@@ -2,7 +2,7 @@
 //! sizes the trajectory shows (`query`, else `history`), and the history itself.
 
 use crate::ingest::error::{FieldError, ProblemKind};
-use crate::ingest::formats::mini_swe_agent::fields::{opt_str, str_at, typed, wrong};
+use crate::ingest::formats::values::{opt_str, str_at, typed, wrong};
 use crate::ingest::json::token_count;
 use crate::model::{TokenSource, Usage, MAX_TOKENS};
 use serde_json::{Map, Value};
