@@ -6,7 +6,7 @@
 //! SIGTERM are taken by one thread: it kills every guard's process group, then every
 //! process still descended from `hindsight` (on Linux it is a child subreaper, so an
 //! orphan of a killed guard is re-parented to it rather than to init and is found), removes
-//! every staged output file (`.NAME.partial-PID`), and exits 130 or 143, as a shell
+//! every staged output file (`.partial-PID.NAME`), and exits 130 or 143, as a shell
 //! reports a command killed by those signals.
 
 use std::collections::BTreeSet;

@@ -148,26 +148,8 @@ impl Guard {
     /// is written directly.
     pub fn stage_file(&self, path: &Path) -> Result<Staged, OutputError> {
         self.check(path)?;
-        if is_stream(path) {
-            let file = File::create(path).map_err(OutputError::io(path))?;
-            return Ok(Staged {
-                file: Some(file),
-                partial: None,
-                path: path.to_path_buf(),
-            });
-        }
-        let name = path
-            .file_name()
-            .map_or_else(Default::default, |n| n.to_string_lossy());
-        let partial = path.with_file_name(format!(".{name}.partial-{}", std::process::id()));
-        self.check(&partial)?;
-        let file = create_file(&partial).map_err(OutputError::io(&partial))?;
-        crate::interrupt::staged(partial.clone());
-        Ok(Staged {
-            file: Some(file),
-            partial: Some(partial),
-            path: path.to_path_buf(),
-        })
+        self.check(&partial_of(path))?;
+        stage(path).map_err(OutputError::io(path))
     }
 
     /// Checks a directory hindsight fills itself and creates it ([`create_dir`]).
@@ -189,6 +171,12 @@ impl Staged {
     /// The file to write.
     pub fn take_file(&mut self) -> Option<File> {
         self.file.take()
+    }
+
+    /// Where the file is being written, for a writer that opens it by path itself (an
+    /// image encoder): the temporary name, or the path itself for a stream.
+    pub fn writing_at(&self) -> &Path {
+        self.partial.as_deref().unwrap_or(&self.path)
     }
 
     /// Puts the written file in its place (a file or link there is replaced, never
@@ -214,6 +202,36 @@ impl Drop for Staged {
     }
 }
 
+/// [`Guard::stage_file`] for a file in a folder hindsight fills itself and has checked
+/// (`report`'s charts and tables, `--tables-dir`): written beside `path` under a temporary
+/// name and put in place by [`Staged::commit`], so a failed write leaves no part of it.
+pub fn stage(path: &Path) -> io::Result<Staged> {
+    if is_stream(path) {
+        return Ok(Staged {
+            file: Some(File::create(path)?),
+            partial: None,
+            path: path.to_path_buf(),
+        });
+    }
+    let partial = partial_of(path);
+    let file = create_file(&partial)?;
+    crate::interrupt::staged(partial.clone());
+    Ok(Staged {
+        file: Some(file),
+        partial: Some(partial),
+        path: path.to_path_buf(),
+    })
+}
+
+/// Where `path` is written before it is put in place: `.partial-PID.NAME` beside it,
+/// hidden, and ending as the file does (an image encoder picks its format by the name).
+fn partial_of(path: &Path) -> PathBuf {
+    let name = path
+        .file_name()
+        .map_or_else(Default::default, |n| n.to_string_lossy());
+    path.with_file_name(format!(".partial-{}.{name}", std::process::id()))
+}
+
 /// Creates `path` as a new regular file. A file or symbolic link already there is removed
 /// first, never opened, so neither a link's target nor a hard link's other names change.
 /// A path directly in `/dev` or `/dev/fd` is opened as it is.
@@ -225,9 +243,13 @@ pub fn create_file(path: &Path) -> io::Result<File> {
     OpenOptions::new().write(true).create_new(true).open(path)
 }
 
-/// [`create_file`], then `bytes` written into it.
+/// `bytes` written to `path`, [`stage`]d.
 pub fn write_file(path: &Path, bytes: impl AsRef<[u8]>) -> io::Result<()> {
-    create_file(path)?.write_all(bytes.as_ref())
+    let mut staged = stage(path)?;
+    if let Some(mut file) = staged.take_file() {
+        file.write_all(bytes.as_ref())?;
+    }
+    staged.commit()
 }
 
 /// Removes the file or symbolic link at `path`, if any, so that what is written there next

@@ -152,3 +152,36 @@ fn a_full_disk_leaves_no_partial_merge_and_keeps_the_old_report() {
     );
     assert_eq!(disk.partials(), Vec::<String>::new());
 }
+
+/// Every file of a review folder is staged too: on a full disk `report --out-dir` fails
+/// naming the reason, and leaves neither a `.partial-` file nor a part of a chart, table or
+/// page anywhere in the folder.
+#[test]
+fn a_full_disk_leaves_no_partial_file_in_a_review_folder() {
+    let Some(disk) = small_disk() else { return };
+    disk.fill();
+    let review = disk.mount.join("review");
+    let os = std::ffi::OsStr::new;
+    fails_for_lack_of_space(&[
+        os("report"),
+        os("corpora/"),
+        os("--per-run"),
+        os("1"),
+        os("--out-dir"),
+        review.as_os_str(),
+    ]);
+    let mut pending = vec![review];
+    while let Some(dir) = pending.pop() {
+        for entry in fs::read_dir(&dir).expect("list").flatten() {
+            let path = entry.path();
+            if path.is_dir() {
+                pending.push(path);
+                continue;
+            }
+            let name = entry.file_name().to_string_lossy().into_owned();
+            assert!(!name.contains(".partial-"), "{}", path.display());
+            let len = fs::metadata(&path).expect("size").len();
+            assert!(len > 0, "{} is an empty part", path.display());
+        }
+    }
+}

@@ -4,7 +4,7 @@
 //!
 //! The guard is a shell script that starts a `setsid` grandchild, writes both pids, and
 //! then reads its stdin without ever answering, so the replay is waiting on it when the
-//! signal comes. Before the fix, the guard, its grandchild and `.report.json.partial-PID`
+//! signal comes. Before the fix, the guard, its grandchild and `.partial-PID.report.json`
 //! all outlived the killed `hindsight`.
 
 #![cfg(target_os = "linux")]

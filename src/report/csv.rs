@@ -4,7 +4,7 @@
 //! `--table` picks another); nulls (a guard that never fired has no first turn or action)
 //! are empty fields, booleans are `true`/`false`.
 
-use super::frames::{create, io_error, TableKind, TableLabels, TablesError};
+use super::frames::{io_error, write_staged, TableKind, TableLabels, TablesError};
 use super::Report;
 use polars::prelude::{DataFrame, PolarsResult};
 use polars_io::prelude::{CsvWriter, SerWriter};
@@ -28,11 +28,7 @@ pub fn render_table(report: &Report, kind: TableKind, out: &mut dyn Write) -> st
     write(&mut df, out).map_err(io_error)
 }
 
-/// Writes `df` as CSV to the file `path` (created or truncated).
+/// Writes `df` as CSV to the file `path`, a new file put in place once whole.
 pub fn write_file(df: &mut DataFrame, path: &Path) -> Result<(), TablesError> {
-    let mut file = create(path)?;
-    write(df, &mut file).map_err(|source| TablesError::Write {
-        path: path.to_path_buf(),
-        source,
-    })
+    write_staged(path, |out| write(df, out))
 }

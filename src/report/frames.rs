@@ -490,13 +490,26 @@ pub fn write_tables(
     Ok(paths.to_vec())
 }
 
-/// Creates `path` as a new file ([`crate::output::create_file`]), with the error
-/// [`write_tables`] reports.
-pub(super) fn create(path: &Path) -> Result<std::fs::File, TablesError> {
-    crate::output::create_file(path).map_err(|source| TablesError::Create {
+/// Writes the file `path` with `write`, staged ([`crate::output::stage`]): a failed write
+/// (a full disk) leaves no part of it. The errors are those [`write_tables`] reports.
+pub(super) fn write_staged(
+    path: &Path,
+    write: impl FnOnce(&mut dyn std::io::Write) -> Result<(), PolarsError>,
+) -> Result<(), TablesError> {
+    let create = |source| TablesError::Create {
         path: path.to_path_buf(),
         source,
-    })
+    };
+    let mut staged = crate::output::stage(path).map_err(create)?;
+    if let Some(file) = staged.take_file() {
+        let mut out = std::io::BufWriter::new(file);
+        let written = write(&mut out).and_then(|()| Ok(std::io::Write::flush(&mut out)?));
+        written.map_err(|source| TablesError::Write {
+            path: path.to_path_buf(),
+            source,
+        })?;
+    }
+    staged.commit().map_err(create)
 }
 
 /// A polars error as an I/O error for the renderers, keeping the kind of an underlying

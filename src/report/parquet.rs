@@ -5,7 +5,7 @@
 //! polars' `ParquetWriter` needs only [`Write`] (no `Seek`): the footer is written last.
 //! Parquet is binary, so `hindsight replay --format parquet` requires `--out FILE`.
 
-use super::frames::{create, io_error, TableKind, TableLabels, TablesError};
+use super::frames::{io_error, write_staged, TableKind, TableLabels, TablesError};
 use super::Report;
 use polars::prelude::{DataFrame, PolarsResult};
 use polars_io::prelude::ParquetWriter;
@@ -29,12 +29,7 @@ pub fn render_table(report: &Report, kind: TableKind, out: &mut dyn Write) -> st
     write(&mut df, out).map(drop).map_err(io_error)
 }
 
-/// Writes `df` as Parquet to the file `path` (created or truncated).
+/// Writes `df` as Parquet to the file `path`, a new file put in place once whole.
 pub fn write_file(df: &mut DataFrame, path: &Path) -> Result<(), TablesError> {
-    let mut file = std::io::BufWriter::new(create(path)?);
-    let written = write(df, &mut file).and_then(|_| Ok(file.flush()?));
-    written.map_err(|source| TablesError::Write {
-        path: path.to_path_buf(),
-        source,
-    })
+    write_staged(path, |out| write(df, out).map(drop))
 }

@@ -155,19 +155,26 @@ impl ChartSpec<'_> {
         Ok(text)
     }
 
-    /// Draws the chart as a PNG file of [`SIZE`] pixels, a new file at `path` (whatever
-    /// file or link was there is removed first, [`crate::output::clear`]).
+    /// Draws the chart as a PNG file of [`SIZE`] pixels, a new file at `path` put in place
+    /// once whole ([`crate::output::stage`]: whatever file or link was there is replaced,
+    /// and a failed write leaves no part of the image).
     pub fn write_png(&self, path: &Path) -> Result<(), ChartError> {
-        crate::output::clear(path).map_err(|source| ChartError::Io {
+        let io = |source| ChartError::Io {
             path: path.to_path_buf(),
             source,
-        })?;
-        let root = BitMapBackend::new(path, SIZE).into_drawing_area();
-        self.draw(&root)?;
-        root.present().map_err(|e| ChartError::Png {
-            path: path.to_path_buf(),
-            message: e.to_string(),
-        })
+        };
+        let mut staged = crate::output::stage(path).map_err(io)?;
+        // The encoder opens the file by its name and writes it whole on `present`.
+        drop(staged.take_file());
+        {
+            let root = BitMapBackend::new(staged.writing_at(), SIZE).into_drawing_area();
+            self.draw(&root)?;
+            root.present().map_err(|e| ChartError::Png {
+                path: path.to_path_buf(),
+                message: e.to_string(),
+            })?;
+        }
+        staged.commit().map_err(io)
     }
 
     fn draw_error(&self, e: impl std::fmt::Display) -> ChartError {
