@@ -7,7 +7,9 @@
 //! process still descended from `hindsight` (on Linux it is a child subreaper, so an
 //! orphan of a killed guard is re-parented to it rather than to init and is found), removes
 //! every staged output file (`.partial-PID.NAME`), and exits 130 or 143, as a shell
-//! reports a command killed by those signals.
+//! reports a command killed by those signals. The same thread reaps the orphans it adopts
+//! as they exit (SIGCHLD), so a long replay gathers no zombies; the guards it started are
+//! never reaped there, since their exit status is read where they were started.
 
 use std::collections::BTreeSet;
 use std::path::PathBuf;
@@ -33,11 +35,16 @@ pub fn install() {
     unix::install();
 }
 
-/// A guard's process group (the pid of the child that leads it), to kill if stopped.
-pub fn started_group(pgid: u32) {
-    if let Ok(pgid) = i32::try_from(pgid) {
-        lock(&GROUPS).insert(pgid);
+/// Starts a guard's `command` (which leads a process group of its own) and notes the
+/// group, to kill if stopped. The note is taken under the same lock as the reaping of
+/// orphans ([`ended_group`]), so a guard that exits at once is never taken for one.
+pub fn spawn_group(command: &mut std::process::Command) -> std::io::Result<std::process::Child> {
+    let mut groups = lock(&GROUPS);
+    let child = command.spawn()?;
+    if let Ok(pgid) = i32::try_from(child.id()) {
+        groups.insert(pgid);
     }
+    Ok(child)
 }
 
 /// The group has been killed and reaped.
@@ -99,6 +106,10 @@ mod unix {
             libc::sigemptyset(set.as_mut_ptr());
             libc::sigaddset(set.as_mut_ptr(), libc::SIGINT);
             libc::sigaddset(set.as_mut_ptr(), libc::SIGTERM);
+            // A child's exit: an adopted orphan to reap (blocking it changes nothing for
+            // the guards hindsight waits for itself).
+            #[cfg(target_os = "linux")]
+            libc::sigaddset(set.as_mut_ptr(), libc::SIGCHLD);
             set.assume_init()
         }
     }
@@ -124,10 +135,19 @@ mod unix {
 
     fn wait(set: libc::sigset_t) {
         let mut signal = 0;
-        // SAFETY: sigwait reads the set and writes the signal taken; both are ours.
-        while unsafe { libc::sigwait(&set, &mut signal) } != 0 {}
-        super::clean_up();
-        std::process::exit(128 + signal);
+        loop {
+            // SAFETY: sigwait reads the set and writes the signal taken; both are ours.
+            if unsafe { libc::sigwait(&set, &mut signal) } != 0 {
+                continue;
+            }
+            #[cfg(target_os = "linux")]
+            if signal == libc::SIGCHLD {
+                super::linux::reap_orphans(&super::lock(&super::GROUPS));
+                continue;
+            }
+            super::clean_up();
+            std::process::exit(128 + signal);
+        }
     }
 }
 
@@ -162,19 +182,45 @@ mod linux {
         }
     }
 
-    /// The live (not zombie) processes under `root`, from `/proc`.
-    fn descendants(root: i32) -> Vec<i32> {
-        let mut children: BTreeMap<i32, Vec<(i32, bool)>> = BTreeMap::new();
+    /// Reaps this process's exited children that are not in `started` (the guards it
+    /// started and waits for itself): orphans it adopted as the subreaper.
+    pub fn reap_orphans(started: &std::collections::BTreeSet<i32>) {
+        let me = std::process::id() as i32;
+        for (pid, zombie) in children_of(me) {
+            if zombie && !started.contains(&pid) {
+                let mut status = 0;
+                // SAFETY: waitpid on one exited child, not blocking; writes only `status`.
+                unsafe { libc::waitpid(pid, &mut status, libc::WNOHANG) };
+            }
+        }
+    }
+
+    /// The direct children of `parent` and whether each is a zombie, from `/proc`.
+    fn children_of(parent: i32) -> Vec<(i32, bool)> {
+        processes()
+            .into_iter()
+            .filter(|(_, (p, _))| *p == parent)
+            .map(|(pid, (_, zombie))| (pid, zombie))
+            .collect()
+    }
+
+    /// Every process's parent and whether it is a zombie, by pid.
+    fn processes() -> Vec<(i32, (i32, bool))> {
         let Ok(entries) = std::fs::read_dir("/proc") else {
             return Vec::new();
         };
-        for entry in entries.flatten() {
-            let Some(pid) = entry.file_name().to_str().and_then(|n| n.parse().ok()) else {
-                continue;
-            };
-            if let Some((parent, zombie)) = stat(pid) {
-                children.entry(parent).or_default().push((pid, zombie));
-            }
+        entries
+            .flatten()
+            .filter_map(|e| e.file_name().to_str()?.parse().ok())
+            .filter_map(|pid| Some((pid, stat(pid)?)))
+            .collect()
+    }
+
+    /// The live (not zombie) processes under `root`, from `/proc`.
+    fn descendants(root: i32) -> Vec<i32> {
+        let mut children: BTreeMap<i32, Vec<(i32, bool)>> = BTreeMap::new();
+        for (pid, (parent, zombie)) in processes() {
+            children.entry(parent).or_default().push((pid, zombie));
         }
         let mut living = Vec::new();
         let mut todo = vec![root];

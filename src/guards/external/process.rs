@@ -51,18 +51,18 @@ pub struct GuardProcess {
 impl GuardProcess {
     /// Starts `command` through the shell, its stderr prefixed with `[id] `.
     pub fn spawn(id: &str, command: &str) -> Result<Self, String> {
-        let mut child = shell(command)
+        let mut shell = shell(command);
+        shell
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
+            .stderr(Stdio::piped());
+        let mut child = crate::interrupt::spawn_group(&mut shell)
             .map_err(|e| format!("cannot start `{command}`: {e}"))?;
         let (stdin, stdout, stderr) =
             match (child.stdin.take(), child.stdout.take(), child.stderr.take()) {
                 (Some(i), Some(o), Some(e)) => (i, o, e),
                 _ => return Err(format!("cannot start `{command}`: no pipes")),
             };
-        crate::interrupt::started_group(child.id());
         let (reports_tx, reports) = channel();
         let (to_guard, chunks) = channel();
         let prefix = format!("[{id}] ");
