@@ -121,3 +121,50 @@ fn sigint_kills_what_hindsight_started_and_removes_staged_files() {
 fn sigterm_kills_what_hindsight_started_and_removes_staged_files() {
     stopped_by(libc::SIGTERM, 143);
 }
+
+/// The orphans hindsight adopts as subreaper are reaped as they exit: a guard whose
+/// children outlive their parent leaves no zombie under hindsight while the replay goes on
+/// (before, two exited `sleep`s stayed zombies until hindsight ended).
+#[test]
+fn adopted_orphans_leave_no_zombies() {
+    let dir = common::watched::open_tempdir();
+    let work = dir.path();
+    fs::write(
+        work.join("guard.sh"),
+        "( sleep 0.1 & )\n( sleep 0.2 & )\necho $$ > \"$PWD/guard.pid\"\nexec cat > /dev/null\n",
+    )
+    .expect("guard");
+    let corpus = Path::new(env!("CARGO_MANIFEST_DIR")).join("corpora/telegram-dropbear");
+    let mut hindsight = Command::new(assert_cmd::cargo::cargo_bin("hindsight"))
+        .current_dir(work)
+        .arg("replay")
+        .arg(&corpus)
+        .args(["--format", "json"])
+        .args(["--guard-timeout", "120", "--guard", "orphans=sh guard.sh"])
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("spawn");
+    wait_for("the guard", Duration::from_secs(60), || {
+        pid_in(&work.join("guard.pid")).is_some()
+    });
+    std::thread::sleep(Duration::from_secs(1));
+    let me = hindsight.id() as i32;
+    let zombies: Vec<String> = fs::read_dir("/proc")
+        .expect("proc")
+        .flatten()
+        .filter_map(|e| fs::read_to_string(e.path().join("stat")).ok())
+        .filter(|stat| {
+            let rest: Vec<&str> = stat[stat.rfind(')').unwrap_or(0) + 1..]
+                .split_whitespace()
+                .collect();
+            rest.first() == Some(&"Z") && rest.get(1) == Some(&me.to_string().as_str())
+        })
+        .collect();
+    // SAFETY: kill(2) on the child's pid; no memory is shared.
+    unsafe { libc::kill(me, libc::SIGINT) };
+    let status = hindsight.wait().expect("wait");
+    assert_eq!(zombies, Vec::<String>::new(), "zombies under hindsight");
+    assert_eq!(status.code(), Some(130));
+}
