@@ -15,8 +15,9 @@ use crate::ingest::error::{ParseError, Policy, ProblemKind};
 use crate::ingest::formats::builder::Builder;
 use crate::ingest::formats::Sniffed;
 use crate::ingest::{Copied, Limits, LoadedRun};
-use std::collections::HashSet;
-use std::path::Path;
+use std::collections::{BTreeMap, HashSet};
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
 
 pub use database::judge as judge_database;
 pub use database::MAGIC;
@@ -102,8 +103,7 @@ pub fn import(
     limits: &Limits,
 ) -> Result<LoadedRun, ParseError> {
     let store = open(path, limits)?;
-    // Session records that cannot be read were reported by discovery.
-    let all = store.sessions(&mut Vec::new())?;
+    let all = listed(path, store.as_ref())?;
     let Some(root) = all.iter().find(|s| s.id == id) else {
         return Err(ParseError {
             path: store.shown().to_string(),
@@ -122,6 +122,27 @@ pub fn import(
     };
     reader.session(&mut b, root, "main")?;
     Ok(b.finish())
+}
+
+/// Every store's sessions, as first listed by this process's runs of it. Each run of a
+/// store needs the whole list (its child sessions, a fork's original), and a store of N
+/// root sessions is N runs: listed once, not once per run (N times N session records read
+/// from a storage folder). Session records that cannot be read were reported by discovery.
+static LISTED: Mutex<BTreeMap<PathBuf, Arc<Vec<SessionRow>>>> = Mutex::new(BTreeMap::new());
+
+fn listed(path: &Path, store: &dyn Store) -> Result<Arc<Vec<SessionRow>>, ParseError> {
+    let lock = || {
+        LISTED
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    };
+    if let Some(rows) = lock().get(path) {
+        return Ok(Arc::clone(rows));
+    }
+    // Listed without the lock held: runs of other stores go on meanwhile.
+    let rows = Arc::new(store.sessions(&mut Vec::new())?);
+    lock().insert(path.to_path_buf(), Arc::clone(&rows));
+    Ok(rows)
 }
 
 struct Reader<'s> {
