@@ -426,6 +426,7 @@ impl Labels {
             return Err(invalid("labels no run healthy and no run failed".into()));
         }
         let runs: Vec<(&str, &str)> = runs.into_iter().collect();
+        self.check_unambiguous(&runs).map_err(invalid)?;
         if runs.iter().any(|(p, r)| self.get_of(p, r).is_some()) {
             return Ok(());
         }
@@ -449,6 +450,35 @@ impl Labels {
             three(self.file.runs.keys().take(3).map(String::as_str).collect()),
             three(replayed.iter().take(3).map(String::as_str).collect()),
         )))
+    }
+
+    /// No labelled name that two of `runs` share: `<project>/<runId>` joins with `/`, which
+    /// run ids may hold (a Claude Code sub-agent's `<session>/<file>`), so project `a`'s run
+    /// `b/c` and project `a/b`'s run `c` are both `a/b/c`, and one label would judge both.
+    fn check_unambiguous(&self, runs: &[(&str, &str)]) -> Result<(), String> {
+        if !matches!(self.naming, Naming::Relative(_)) {
+            return Ok(());
+        }
+        let mut named: BTreeMap<String, (&str, &str)> = BTreeMap::new();
+        for &(project, run_id) in runs {
+            let key = self.entry_of(project, run_id);
+            if !self.file.runs.contains_key(&key) {
+                continue;
+            }
+            match named.get(&key) {
+                Some(&(other, other_run)) if (other, other_run) != (project, run_id) => {
+                    return Err(format!(
+                        "`{key}` names two replayed runs, run `{other_run}` of project \
+                         {other} and run `{run_id}` of project {project}: one label cannot \
+                         tell them apart (rename a folder, or label them in separate files)"
+                    ));
+                }
+                _ => {
+                    named.insert(key, (project, run_id));
+                }
+            }
+        }
+        Ok(())
     }
 
     /// [`Labels::check_matches`] over the runs of `report`.
@@ -570,6 +600,33 @@ mod tests {
             assert!(labels.notes()[0].contains("1 trial(s) with no numeric"));
             assert!(labels.notes()[0].ends_with("task-3__trial"));
         }
+    }
+
+    /// Project `a`'s run `b/c` and project `a/b`'s run `c` are both `a/b/c`: labelling that
+    /// name is refused, naming both runs, rather than judging both under one label.
+    #[test]
+    fn a_label_name_two_runs_share_is_refused() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        fs::create_dir_all(dir.path().join("a/b")).expect("mkdir");
+        let base = dir.path().canonicalize().expect("real");
+        let file: LabelFile = serde_json::from_value(json!({
+            "version": 1,
+            "runs": {"a/b/c": {"label": "failed"}}
+        }))
+        .expect("labels");
+        let labels = Labels::from_file(file, base.clone());
+        let (a, ab) = (base.join("a"), base.join("a/b"));
+        let (a, ab) = (a.to_str().unwrap(), ab.to_str().unwrap());
+        let err = labels
+            .check_matches([(a, "b/c"), (ab, "c")])
+            .expect_err("ambiguous")
+            .to_string();
+        assert!(err.contains("`a/b/c` names two replayed runs"), "{err}");
+        assert!(
+            err.contains("run `b/c`") && err.contains("run `c`"),
+            "{err}"
+        );
+        labels.check_matches([(a, "b/c")]).expect("one run alone");
     }
 
     #[test]
