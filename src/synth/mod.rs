@@ -381,7 +381,7 @@ pub fn frame_json(f: &crate::model::Frame) -> Value {
 }
 
 /// Writes a loaded run (from any format) as `<omnius>/runs/<runId>/`, each file a new one
-/// ([`crate::output::create_file`]).
+/// put in place once whole ([`crate::output::write_file`]).
 pub fn write_loaded(run: &LoadedRun, omnius: &Path) -> std::io::Result<()> {
     let dir = omnius.join("runs").join(&run.run_id);
     fs::create_dir_all(dir.join("context"))?;
