@@ -2,7 +2,8 @@
 //! `Args` and a `run` returning the process exit code.
 //!
 //! Exit codes: 0 success, 1 reserved for findings a command is asked to fail on
-//! (the regression gate), 2 usage or input error (including any problem under `--strict`).
+//! (the regression gate), 2 usage or input error (including any problem under `--strict`),
+//! 130 and 143 when stopped by SIGINT or SIGTERM (`crate::interrupt`).
 
 pub mod events;
 pub mod explain;
@@ -35,7 +36,8 @@ pub const EXIT_INPUT: u8 = 2;
     after_help = "Examples:\n  hindsight replay corpora/\n  hindsight replay runs/ --format json --out report.json\n  hindsight guards\n  hindsight gate corpora/ --expect corpora/expectations.json\n  hindsight explain corpora/telegram-dropbear --format markdown\n  hindsight events corpora/myactuator --run 1783159200000-p7x2vd\n  hindsight sweep corpora/ --expect corpora/expectations.json --param breaker.abandon=3..8\n  \
         hindsight replay corpora/ --shard 2/3 --format json --out shard-2.json\n  \
         hindsight merge shard-1.json shard-2.json shard-3.json --out report.json\n\n\
-        Exit codes: 0 success, 1 findings a command was asked to fail on, 2 usage or input error."
+        Exit codes: 0 success, 1 findings a command was asked to fail on, 2 usage or input error, \
+        130 and 143 stopped by SIGINT (Ctrl-C) or SIGTERM."
 )]
 pub struct Cli {
     #[command(subcommand)]
