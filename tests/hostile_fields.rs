@@ -479,3 +479,284 @@ fn an_openhands_history_of_the_wrong_type_is_not_missing() {
     let err = import(&path, "t", InputFormat::Openhands, Policy::Strict).expect_err("strict");
     assert_eq!(err, problem);
 }
+
+// ------------------------------------------- pi, Codex, Gemini CLI, ATIF, OpenCode
+
+const CODEX: &str =
+    "codex/2025/03/10/rollout-2025-03-10T09-00-00-0195a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a51.jsonl";
+const PI: &str = "pi/2025-03-04T10-15-00-000Z_6c1e2f0a-4b7d-4e59-9a3c-2d8f1b7e5a10.jsonl";
+
+/// The same audit for the importers that came after (issue #32, H, next door): a field of
+/// the recording's structure of the wrong type is a located problem, as the importer's
+/// other bad fields are (a pi line is skipped).
+#[test]
+fn other_importers_fields_of_the_wrong_type() {
+    use InputFormat::*;
+    let cases = [
+        Case {
+            what: "a pi entry's message",
+            format: Pi,
+            fixture: PI,
+            line: Some(6),
+            edit: |l| l["message"] = json!(5),
+            field: "message",
+            expected: "object",
+            found: "integer",
+        },
+        Case {
+            what: "a pi entry's timestamp",
+            format: Pi,
+            fixture: PI,
+            line: Some(6),
+            edit: |l| l["timestamp"] = json!(5),
+            field: "timestamp",
+            expected: "string",
+            found: "integer",
+        },
+        Case {
+            what: "a pi entry's parentId",
+            format: Pi,
+            fixture: PI,
+            line: Some(6),
+            edit: |l| l["parentId"] = json!(5),
+            field: "parentId",
+            expected: "string",
+            found: "integer",
+        },
+        Case {
+            what: "a pi tool result's content item",
+            format: Pi,
+            fixture: PI,
+            line: Some(6),
+            edit: |l| l["message"]["content"][0] = json!(5),
+            field: "message.content[0]",
+            expected: "object",
+            found: "integer",
+        },
+        Case {
+            what: "a pi content item's type",
+            format: Pi,
+            fixture: PI,
+            line: Some(6),
+            edit: |l| l["message"]["content"][0]["type"] = json!(5),
+            field: "message.content[0].type",
+            expected: "string",
+            found: "integer",
+        },
+        Case {
+            what: "a pi user message's text",
+            format: Pi,
+            fixture: PI,
+            line: Some(4),
+            edit: |l| l["message"]["content"][0]["text"] = json!(5),
+            field: "message.content[0].text",
+            expected: "string",
+            found: "integer",
+        },
+        Case {
+            what: "a pi tool result's toolName",
+            format: Pi,
+            fixture: PI,
+            line: Some(6),
+            edit: |l| l["message"]["toolName"] = json!(5),
+            field: "message.toolName",
+            expected: "string",
+            found: "integer",
+        },
+        Case {
+            what: "a pi assistant content item",
+            format: Pi,
+            fixture: PI,
+            line: Some(5),
+            edit: |l| l["message"]["content"][0] = json!("x"),
+            field: "message.content[0]",
+            expected: "object",
+            found: "string",
+        },
+        Case {
+            what: "a Codex line's timestamp",
+            format: Codex,
+            fixture: CODEX,
+            line: Some(2),
+            edit: |l| l["timestamp"] = json!(5),
+            field: "timestamp",
+            expected: "string",
+            found: "integer",
+        },
+        Case {
+            what: "a Codex session's cwd",
+            format: Codex,
+            fixture: CODEX,
+            line: Some(1),
+            edit: |l| l["payload"]["cwd"] = json!(5),
+            field: "payload.cwd",
+            expected: "string",
+            found: "integer",
+        },
+        Case {
+            what: "a Codex session's model",
+            format: Codex,
+            fixture: CODEX,
+            line: Some(1),
+            edit: |l| l["payload"]["model"] = json!(5),
+            field: "payload.model",
+            expected: "string",
+            found: "integer",
+        },
+        Case {
+            what: "a Codex session's forked_from_id",
+            format: Codex,
+            fixture: CODEX,
+            line: Some(1),
+            edit: |l| l["payload"]["forked_from_id"] = json!(5),
+            field: "payload.forked_from_id",
+            expected: "string",
+            found: "integer",
+        },
+        Case {
+            what: "a Codex sub-agent's thread_spawn",
+            format: Codex,
+            fixture: CODEX,
+            line: Some(1),
+            edit: |l| l["payload"]["source"] = json!({"subagent": {"thread_spawn": "x"}}),
+            field: "payload.source.subagent.thread_spawn",
+            expected: "object",
+            found: "string",
+        },
+        Case {
+            what: "a Codex turn context's model",
+            format: Codex,
+            fixture: CODEX,
+            line: Some(5),
+            edit: |l| l["payload"]["model"] = json!(5),
+            field: "payload.model",
+            expected: "string",
+            found: "integer",
+        },
+        Case {
+            what: "a Codex message's role",
+            format: Codex,
+            fixture: CODEX,
+            line: Some(3),
+            edit: |l| l["payload"]["role"] = json!(5),
+            field: "payload.role",
+            expected: "string",
+            found: "integer",
+        },
+        Case {
+            what: "a Codex message's content",
+            format: Codex,
+            fixture: CODEX,
+            line: Some(3),
+            edit: |l| l["payload"]["content"] = json!(5),
+            field: "payload.content",
+            expected: "string or array",
+            found: "integer",
+        },
+        Case {
+            what: "a Codex message's content item",
+            format: Codex,
+            fixture: CODEX,
+            line: Some(3),
+            edit: |l| l["payload"]["content"][0] = json!("x"),
+            field: "payload.content[0]",
+            expected: "object",
+            found: "string",
+        },
+        Case {
+            what: "a Codex content item's type",
+            format: Codex,
+            fixture: CODEX,
+            line: Some(3),
+            edit: |l| l["payload"]["content"][0]["type"] = json!(5),
+            field: "payload.content[0].type",
+            expected: "string",
+            found: "integer",
+        },
+        Case {
+            what: "a Codex content item's text",
+            format: Codex,
+            fixture: CODEX,
+            line: Some(3),
+            edit: |l| l["payload"]["content"][0]["text"] = json!(5),
+            field: "payload.content[0].text",
+            expected: "string",
+            found: "integer",
+        },
+        Case {
+            what: "a Codex output's exit code",
+            format: Codex,
+            fixture: CODEX,
+            line: Some(11),
+            edit: |l| {
+                l["payload"]["output"] = json!({"output": "x", "metadata": {"exit_code": "1"}})
+            },
+            field: "payload.output.metadata.exit_code",
+            expected: "integer",
+            found: "string",
+        },
+        Case {
+            what: "a Codex output's metadata",
+            format: Codex,
+            fixture: CODEX,
+            line: Some(11),
+            edit: |l| l["payload"]["output"] = json!({"output": "x", "metadata": 5}),
+            field: "payload.output.metadata",
+            expected: "object",
+            found: "integer",
+        },
+        Case {
+            what: "a Codex output's success",
+            format: Codex,
+            fixture: CODEX,
+            line: Some(11),
+            edit: |l| l["payload"]["output"] = json!({"output": "x", "success": "no"}),
+            field: "payload.output.success",
+            expected: "boolean",
+            found: "string",
+        },
+        Case {
+            what: "a Codex output's text",
+            format: Codex,
+            fixture: CODEX,
+            line: Some(11),
+            edit: |l| l["payload"]["output"] = json!({"output": 5}),
+            field: "payload.output.output",
+            expected: "string",
+            found: "integer",
+        },
+        Case {
+            what: "a Codex output item's text",
+            format: Codex,
+            fixture: CODEX,
+            line: Some(22),
+            edit: |l| l["payload"]["output"] = json!([{"type": "input_text", "text": 5}]),
+            field: "payload.output[0].text",
+            expected: "string",
+            found: "integer",
+        },
+        Case {
+            what: "a Codex output item",
+            format: Codex,
+            fixture: CODEX,
+            line: Some(22),
+            edit: |l| l["payload"]["output"] = json!([5]),
+            field: "payload.output[0]",
+            expected: "object",
+            found: "integer",
+        },
+    ];
+    let mut failed = Vec::new();
+    for case in cases {
+        let (_dir, path) = match case.line {
+            Some(line) => session(case.fixture, line, case.edit),
+            None => document(case.fixture, case.edit),
+        };
+        let line = case.line.map(|l| l as u64);
+        let problem = wrong_type(&path, line, case.field, case.expected, case.found);
+        if std::panic::catch_unwind(|| assert_one_problem(&path, case.format, problem)).is_err() {
+            failed.push(case.what);
+        }
+    }
+    assert!(failed.is_empty(), "failed (see above): {failed:#?}");
+}

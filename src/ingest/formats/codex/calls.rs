@@ -3,6 +3,8 @@
 use super::field::{missing, wrong};
 use crate::ingest::error::{FieldError, ProblemKind};
 use crate::ingest::formats::builder::canonical_tool;
+use crate::ingest::formats::values::{opt_str, typed, typed_at};
+use crate::ingest::json::nested;
 use serde_json::{Map, Value};
 
 /// A call as the event model takes it.
@@ -212,43 +214,54 @@ pub(super) fn output(p: &Map<String, Value>) -> Result<Output, FieldError> {
         }),
         Some(Value::String(s)) => Ok(match serde_json::from_str::<Value>(s) {
             Ok(Value::Object(o)) if o.contains_key("output") || o.contains_key("metadata") => {
-                structured(&o)
+                structured(&o).map_err(|e| nested("output", e))?
             }
             _ => Output {
                 failed: text_exit_code(s).is_some_and(|c| c != 0),
                 text: s.clone(),
             },
         }),
-        Some(Value::Object(o)) => Ok(structured(o)),
-        Some(Value::Array(items)) => Ok(Output {
-            text: items
-                .iter()
-                .filter_map(|i| i.get("text").and_then(Value::as_str))
-                .collect::<Vec<_>>()
-                .join("\n"),
-            failed: false,
-        }),
+        Some(Value::Object(o)) => structured(o).map_err(|e| nested("output", e)),
+        Some(Value::Array(items)) => {
+            let mut texts = Vec::new();
+            for (i, item) in items.iter().enumerate() {
+                let at = format!("output[{i}]");
+                if !item.is_object() {
+                    return Err(wrong(&at, "object", item));
+                }
+                texts.extend(opt_str(item.get("text"), &format!("{at}.text"))?);
+            }
+            Ok(Output {
+                text: texts.join("\n"),
+                failed: false,
+            })
+        }
         Some(v) => Err(wrong("output", "string or object", v)),
     }
 }
 
 /// A structured output: failed when `metadata.exit_code` is not 0 or `success` is false.
-fn structured(o: &Map<String, Value>) -> Output {
-    let text = ["output", "content"]
-        .iter()
-        .find_map(|k| o.get(*k).and_then(Value::as_str))
-        .unwrap_or_default()
-        .to_string();
-    let exit = o
-        .get("metadata")
-        .and_then(|m| m.get("exit_code"))
-        .and_then(Value::as_i64)
-        .or_else(|| text_exit_code(&text));
-    let refused = o.get("success").and_then(Value::as_bool) == Some(false);
-    Output {
+/// A field of another type than these is a problem.
+fn structured(o: &Map<String, Value>) -> Result<Output, FieldError> {
+    let text = match opt_str(o.get("output"), "output")? {
+        Some(text) => Some(text),
+        None => opt_str(o.get("content"), "content")?,
+    };
+    let text = text.unwrap_or_default().to_string();
+    let metadata = o.get("metadata");
+    let exit = typed_at(
+        metadata,
+        "metadata",
+        &["exit_code"],
+        "integer",
+        Value::as_i64,
+    )?;
+    let exit = exit.or_else(|| text_exit_code(&text));
+    let refused = typed(o.get("success"), "success", "boolean", Value::as_bool)? == Some(false);
+    Ok(Output {
         failed: refused || exit.is_some_and(|c| c != 0),
         text,
-    }
+    })
 }
 
 /// The exit code a plain-text shell output states on its first line (`Exit code: N`,

@@ -7,23 +7,8 @@ pub(super) fn missing(field: &str) -> FieldError {
     FieldError::new(field, ProblemKind::MissingField)
 }
 
-pub(super) fn wrong(field: &str, expected: &'static str, found: &Value) -> FieldError {
-    let found = match found {
-        Value::Null => "null",
-        Value::Bool(_) => "boolean",
-        Value::Number(_) => "number",
-        Value::String(_) => "string",
-        Value::Array(_) => "array",
-        Value::Object(_) => "object",
-    };
-    FieldError::new(
-        field,
-        ProblemKind::WrongType {
-            expected,
-            found: found.into(),
-        },
-    )
-}
+/// `found` where `expected` was ([`values::wrong`]: `integer` and `number` told apart).
+pub(super) use crate::ingest::formats::values::wrong;
 
 /// A token count: a non-negative integer no larger than 2^53 - 1 (docs/FORMAT.md, *Values*).
 pub(super) fn tokens(v: &Value, field: &str) -> Result<u64, FieldError> {

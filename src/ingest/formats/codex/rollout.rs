@@ -4,6 +4,7 @@ use super::calls::{self, Call};
 use super::field::{missing, tokens, wrong};
 use crate::ingest::error::FieldError;
 use crate::ingest::formats::builder::{error_class, Builder, SHELL_ERRORS};
+use crate::ingest::formats::values::{opt_str, str_at};
 use crate::ingest::Copied;
 use crate::model::{Request, Todo, TokenSource, Usage};
 use serde_json::{Map, Value};
@@ -115,14 +116,19 @@ impl Rollout {
         let p = payload
             .as_object()
             .ok_or_else(|| wrong("payload", "object", payload))?;
-        let time = obj.get("timestamp").and_then(Value::as_str);
-        self.track_copy(kind, p, time);
+        let time = opt_str(obj.get("timestamp"), "timestamp")?;
         let at = |e: FieldError| crate::ingest::json::nested("payload", e);
+        if kind == "session_meta" {
+            // Its id decides whether a copied history starts: checked before.
+            opt_str(p.get("id"), "id").map_err(at)?;
+        }
+        self.track_copy(kind, p, time);
         match kind {
             "session_meta" => self.session_meta(p).map_err(at),
             "turn_context" => {
+                let model = opt_str(p.get("model"), "model").map_err(at)?;
                 self.close();
-                if let Some(model) = p.get("model").and_then(Value::as_str) {
+                if let Some(model) = model {
                     self.model = Some(model.to_string());
                 }
                 Ok(())
@@ -172,11 +178,13 @@ impl Rollout {
             // A parent's header, copied at the head of a fork or sub-agent file.
             return Ok(());
         }
-        let cwd = p.get("cwd").and_then(Value::as_str).map(str::to_string);
-        if let Some(model) = p.get("model").and_then(Value::as_str) {
+        let cwd = opt_str(p.get("cwd"), "cwd")?.map(str::to_string);
+        let model = opt_str(p.get("model"), "model")?;
+        let parent = parent_of(p)?;
+        if let Some(model) = model {
             self.model = Some(model.to_string());
         }
-        if let Some(parent) = parent_of(p) {
+        if let Some(parent) = parent {
             self.b.stats.copied = Some(Copied {
                 from: parent,
                 ..Copied::default()
@@ -226,11 +234,11 @@ impl Rollout {
             Some(v) => return Err(wrong("type", "string", v)),
             None => return Err(missing("type")),
         };
-        let role = p.get("role").and_then(Value::as_str);
+        let role = opt_str(p.get("role"), "role")?;
         if kind == "message" && role != Some("assistant") {
             // A prompt, the user's instructions or the environment context.
+            let text = content_text(p.get("content"))?;
             self.close();
-            let text = content_text(p.get("content"));
             let role = if role == Some("system") {
                 "system"
             } else {
@@ -246,7 +254,7 @@ impl Rollout {
                 "local_shell_call" => Some(self.call(calls::local_shell_call(p)?)),
                 "message" => Some(vec![Item::Text(
                     "assistant",
-                    content_text(p.get("content")),
+                    content_text(p.get("content"))?,
                 )]),
                 _ => None,
             };
@@ -442,16 +450,18 @@ impl Rollout {
 
 /// The session a fork or sub-agent file was made from: `forked_from_id`, or a sub-agent
 /// source's `parent_thread_id` (`source.subagent.thread_spawn`).
-fn parent_of(p: &Map<String, Value>) -> Option<String> {
-    if let Some(id) = p.get("forked_from_id").and_then(Value::as_str) {
-        return Some(id.to_string());
+/// `source` and `source.subagent` may be names (`"cli"`, `"review"`): only a
+/// `thread_spawn` has a parent.
+fn parent_of(p: &Map<String, Value>) -> Result<Option<String>, FieldError> {
+    if let Some(id) = opt_str(p.get("forked_from_id"), "forked_from_id")? {
+        return Ok(Some(id.to_string()));
     }
-    p.get("source")
+    let spawn = p
+        .get("source")
         .and_then(|s| s.get("subagent"))
-        .and_then(|s| s.get("thread_spawn"))
-        .and_then(|t| t.get("parent_thread_id"))
-        .and_then(Value::as_str)
-        .map(str::to_string)
+        .and_then(|s| s.get("thread_spawn"));
+    let at = "source.subagent.thread_spawn";
+    Ok(str_at(spawn, at, &["parent_thread_id"])?.map(str::to_string))
 }
 
 /// A `TokenUsage` (`input_tokens`, `cached_input_tokens`, `output_tokens`,
@@ -491,20 +501,27 @@ fn usage_of(t: Totals) -> Usage {
 }
 
 /// The text of a message's `content` items (`input_text`, `output_text`; images as
-/// `[image]`).
-fn content_text(content: Option<&Value>) -> String {
-    match content {
-        Some(Value::String(s)) => s.clone(),
-        Some(Value::Array(items)) => items
-            .iter()
-            .filter_map(|i| match i.get("type").and_then(Value::as_str) {
-                Some("input_image") => Some("[image]"),
-                _ => i.get("text").and_then(Value::as_str),
-            })
-            .collect::<Vec<_>>()
-            .join("\n"),
-        _ => String::new(),
+/// `[image]`); an item that is no object, or a `type` or `text` of another type, is a
+/// problem.
+fn content_text(content: Option<&Value>) -> Result<String, FieldError> {
+    let items = match content {
+        None | Some(Value::Null) => return Ok(String::new()),
+        Some(Value::String(s)) => return Ok(s.clone()),
+        Some(Value::Array(items)) => items,
+        Some(v) => return Err(wrong("content", "string or array", v)),
+    };
+    let mut texts = Vec::new();
+    for (i, item) in items.iter().enumerate() {
+        let at = format!("content[{i}]");
+        if !item.is_object() {
+            return Err(wrong(at, "object", item));
+        }
+        match opt_str(item.get("type"), &format!("{at}.type"))? {
+            Some("input_image") => texts.push("[image]"),
+            _ => texts.extend(opt_str(item.get("text"), &format!("{at}.text"))?),
+        }
     }
+    Ok(texts.join("\n"))
 }
 
 /// Seconds since the epoch of an RFC 3339 time (`2025-11-17T21:30:28.664Z`), read to the

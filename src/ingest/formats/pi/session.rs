@@ -6,7 +6,7 @@ use crate::ingest::error::{FieldError, ProblemKind};
 use crate::ingest::formats::builder::{canonical_tool, error_class, Builder};
 use crate::ingest::json::{
     nested, opt_array, opt_bool, opt_count, opt_f64, opt_str, opt_string, opt_tokens, req_bool,
-    req_str, to_serde, Object,
+    req_object, req_str, to_serde, Object,
 };
 use crate::ingest::{Abandoned, Copied};
 use crate::model::{tokens_from_chars, Request, TokenSource, Usage};
@@ -122,13 +122,15 @@ impl Session {
             .ok_or(FieldError::new("", ProblemKind::NotAnObject))?;
         let kind = req_str(obj, "type")?;
         let id = opt_str(obj, "id")?;
+        let time = opt_str(obj, "timestamp")?;
+        let parent = opt_str(obj, "parentId")?;
         self.b.record();
         // The entry's position in pi's own entry list (v1 `firstKeptEntryIndex`).
         let index = self.b.stats.records - 1;
         if let Some(id) = id {
             self.ids.insert(id.to_string(), index);
         }
-        self.reading = self.reading_of(kind, obj, id);
+        self.reading = self.reading_of(kind, id, time, parent);
         if let Some((_, known)) = FIELDS.iter().find(|(t, _)| *t == kind) {
             for key in obj
                 .keys()
@@ -167,8 +169,7 @@ impl Session {
                 self.b.session_start(cwd);
             }
             "message" => {
-                let m = obj.get("message").and_then(|m| m.as_object());
-                let m = m.ok_or(FieldError::new("message", ProblemKind::MissingField))?;
+                let m = req_object(obj, "message")?;
                 self.message(m, at("user", String::new()))
                     .map_err(|e| nested("message", e))?;
             }
@@ -265,10 +266,9 @@ impl Session {
         let mut texts = Vec::new();
         let mut calls = Vec::new();
         for (i, item) in opt_array(m, "content")?.into_iter().flatten().enumerate() {
-            let Some(item) = item.as_object() else {
-                continue;
-            };
-            let here = |e| nested(&format!("content[{i}]"), e);
+            let at = format!("content[{i}]");
+            let item = item.as_object().ok_or_else(|| wrong(&at, "object", item))?;
+            let here = |e| nested(&at, e);
             match opt_str(item, "type").map_err(here)? {
                 Some("text") => texts.push(
                     opt_str(item, "text")
@@ -326,6 +326,7 @@ impl Session {
         let call_id = req_str(m, "toolCallId")?.to_string();
         let failed = req_bool(m, "isError")?;
         let output = content_text(m)?;
+        let tool_name = opt_str(m, "toolName")?;
         if self.reading == Reading::Seed {
             self.b.message("tool", &output, Some(&call_id));
         }
@@ -359,9 +360,7 @@ impl Session {
             .get("details")
             .and_then(|d| d.get("todos"))
             .and_then(|t| t.as_array());
-        if let Some(list) =
-            todos.filter(|_| !failed && opt_str(m, "toolName").ok().flatten() == Some("todo"))
-        {
+        if let Some(list) = todos.filter(|_| !failed && tool_name == Some("todo")) {
             self.b.todos("main", list.iter().filter_map(todo).collect());
         }
         Ok(())
@@ -378,11 +377,16 @@ impl Session {
     /// How an entry counts: a copy while its time is before a branched session's header
     /// (copies come first: the first entry that is not one ends them), abandoned when a
     /// branch is replayed and the entry is not on it. Counts it where it is set aside.
-    fn reading_of(&mut self, kind: &str, obj: &Object<'_>, id: Option<&str>) -> Reading {
+    fn reading_of(
+        &mut self,
+        kind: &str,
+        id: Option<&str>,
+        time: Option<&str>,
+        parent: Option<&str>,
+    ) -> Reading {
         if kind == "session" {
             return Reading::Live;
         }
-        let time = opt_str(obj, "timestamp").ok().flatten();
         let copy = match (&self.copies_before, time) {
             (Some(header), Some(time)) if time < header.as_str() => true,
             _ => {
@@ -404,7 +408,6 @@ impl Session {
         if let (Reading::Abandoned, Some(abandoned)) = (reading, &mut self.b.stats.abandoned) {
             abandoned.entries += 1;
             // The first entry of a branch: its parent is on the replayed one, or it has none.
-            let parent = opt_str(obj, "parentId").ok().flatten();
             if parent.is_none_or(on_branch) {
                 abandoned.branches += 1;
             }

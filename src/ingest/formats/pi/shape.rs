@@ -2,7 +2,7 @@
 
 use super::ARGS;
 use crate::ingest::error::{FieldError, ProblemKind};
-use crate::ingest::json::{type_name, Object};
+use crate::ingest::json::{nested, opt_str, type_name, Object};
 use crate::model::Todo;
 use simd_json::prelude::*;
 use simd_json::BorrowedValue;
@@ -18,14 +18,18 @@ pub(super) fn content_text(obj: &Object<'_>) -> Result<String, FieldError> {
     let parts = content
         .as_array()
         .ok_or_else(|| wrong("content", "string or array", content))?;
-    let text = parts
-        .iter()
-        .filter_map(|p| match p.get("type").and_then(|t| t.as_str()) {
-            Some("text") => p.get("text").and_then(|t| t.as_str()).map(str::to_string),
-            Some("image") => Some("[image]".to_string()),
-            _ => None,
-        });
-    Ok(text.collect::<Vec<_>>().join("\n"))
+    let mut text = Vec::new();
+    for (i, part) in parts.iter().enumerate() {
+        let at = format!("content[{i}]");
+        let part = part.as_object().ok_or_else(|| wrong(&at, "object", part))?;
+        let here = |e| nested(&at, e);
+        match opt_str(part, "type").map_err(here)? {
+            Some("text") => text.extend(opt_str(part, "text").map_err(here)?),
+            Some("image") => text.push("[image]"),
+            _ => {}
+        }
+    }
+    Ok(text.join("\n"))
 }
 
 pub(super) fn wrong(field: &str, expected: &'static str, v: &BorrowedValue<'_>) -> FieldError {
