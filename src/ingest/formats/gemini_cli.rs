@@ -163,11 +163,15 @@ pub fn import(path: &Path, policy: Policy, limits: &Limits) -> Result<LoadedRun,
         Some(record) => record,
         None => return Ok(b.finish()),
     };
-    let agent = if record.is_subagent() {
-        "subagent"
-    } else {
-        "main"
+    // A `kind` of the wrong type is a problem and counts as absent (the main agent's).
+    let subagent = match record.is_subagent() {
+        Ok(subagent) => subagent,
+        Err(e) => {
+            b.problems.record(policy, problem(None, e))?;
+            false
+        }
     };
+    let agent = if subagent { "subagent" } else { "main" };
     b.session_start(None);
     let whole = record.messages.iter().all(|(line, _)| line.is_none());
     for (i, (line, m)) in record.messages.iter().enumerate() {

@@ -6,6 +6,7 @@ use super::record::wrong;
 use super::{ERRORS, TOOLS};
 use crate::ingest::error::{FieldError, ProblemKind};
 use crate::ingest::formats::builder::{canonical_tool, error_class, Builder};
+use crate::ingest::formats::values::{opt_str, str_at};
 use crate::model::{Request, TokenSource, Usage};
 use serde_json::{Map, Value};
 
@@ -14,10 +15,11 @@ const NOTICES: [&str; 3] = ["info", "error", "warning"];
 
 /// Maps `m` (a message object) onto `b`, on agent thread `agent`.
 pub fn message(b: &mut Builder, agent: &str, m: &Map<String, Value>) -> Result<(), FieldError> {
-    match m.get("type").and_then(Value::as_str) {
+    match opt_str(m.get("type"), "type")? {
         Some("user") => {
+            let text = parts_text(m.get("content"), "content")?;
             if agent == "main" {
-                b.message("user", &parts_text(m.get("content")), None);
+                b.message("user", &text, None);
             }
         }
         Some("gemini") => model_message(b, agent, m)?,
@@ -33,7 +35,16 @@ fn model_message(b: &mut Builder, agent: &str, m: &Map<String, Value>) -> Result
         None | Some(Value::Null) => None,
         Some(t) => Some(usage(t)?),
     };
-    let model = m.get("model").and_then(Value::as_str).map(str::to_string);
+    let model = opt_str(m.get("model"), "model")?.map(str::to_string);
+    let text = parts_text(m.get("content"), "content")?;
+    // The calls' endings, checked before any of the message is applied.
+    let mut endings = Vec::new();
+    if let Some(Value::Array(calls)) = m.get("toolCalls") {
+        for (i, call) in calls.iter().enumerate() {
+            let ending = call.as_object().map(ending).transpose();
+            endings.push(ending.map_err(|e| at_call(i, e))?);
+        }
+    }
     b.model_request(
         agent,
         Request {
@@ -42,7 +53,6 @@ fn model_message(b: &mut Builder, agent: &str, m: &Map<String, Value>) -> Result
             cost_usd: None,
         },
     );
-    let text = parts_text(m.get("content"));
     if agent == "main" && !text.is_empty() {
         b.message("assistant", &text, None);
     }
@@ -55,12 +65,33 @@ fn model_message(b: &mut Builder, agent: &str, m: &Map<String, Value>) -> Result
         let call = call
             .as_object()
             .ok_or_else(|| FieldError::new(format!("toolCalls[{i}]"), ProblemKind::NotAnObject))?;
-        tool_call(b, agent, call).map_err(|e| FieldError {
-            field: format!("toolCalls[{i}].{}", e.field),
-            ..e
-        })?;
+        let ending = match endings.get_mut(i).and_then(Option::take) {
+            Some(ending) => ending,
+            None => self::ending(call).map_err(|e| at_call(i, e))?,
+        };
+        tool_call(b, agent, call, ending).map_err(|e| at_call(i, e))?;
     }
     Ok(())
+}
+
+fn at_call(i: usize, e: FieldError) -> FieldError {
+    FieldError {
+        field: format!("toolCalls[{i}].{}", e.field),
+        ..e
+    }
+}
+
+/// What a call's result is read from: the text the model saw and the `status` (absent:
+/// final).
+struct Ending<'m> {
+    output: String,
+    status: Option<&'m str>,
+}
+
+fn ending(c: &Map<String, Value>) -> Result<Ending<'_>, FieldError> {
+    let output = result_text(c)?;
+    let status = opt_str(c.get("status"), "status")?;
+    Ok(Ending { output, status })
 }
 
 /// `tokens` `{input, output, cached, thoughts, tool, total}` (`TokensSummary`): `input`
@@ -93,7 +124,12 @@ fn usage(t: &Value) -> Result<Usage, FieldError> {
 /// A `ToolCallRecord` (`id`, `name`, `args`, `status`, `result`, `resultDisplay`): a call,
 /// then its result once the status is final (`success`, `error`, `cancelled`; a call still
 /// `scheduled` or `executing` when the file was written has none).
-fn tool_call(b: &mut Builder, agent: &str, c: &Map<String, Value>) -> Result<(), FieldError> {
+fn tool_call(
+    b: &mut Builder,
+    agent: &str,
+    c: &Map<String, Value>,
+    ending: Ending<'_>,
+) -> Result<(), FieldError> {
     let text = |k: &str| -> Result<&str, FieldError> {
         match c.get(k) {
             Some(Value::String(s)) => Ok(s),
@@ -113,8 +149,8 @@ fn tool_call(b: &mut Builder, agent: &str, c: &Map<String, Value>) -> Result<(),
     if let Some(todos) = todos {
         b.todos(agent, todos);
     }
-    let output = result_text(c);
-    let ran = match c.get("status").and_then(Value::as_str) {
+    let output = ending.output;
+    let ran = match ending.status {
         Some("success") | None => true,
         Some("error" | "cancelled") => false,
         Some(_) => return Ok(()),
@@ -130,47 +166,55 @@ fn tool_call(b: &mut Builder, agent: &str, c: &Map<String, Value>) -> Result<(),
 
 /// The text the model saw: the `functionResponse` parts of `result` (their `output`, or
 /// `error`, else the response as JSON), else its text parts, else a textual `resultDisplay`.
-fn result_text(c: &Map<String, Value>) -> String {
-    let from_result = parts_text(c.get("result"));
+/// (`resultDisplay` may also be an object, a diff or a todo list: then it is not read.)
+fn result_text(c: &Map<String, Value>) -> Result<String, FieldError> {
+    let from_result = parts_text(c.get("result"), "result")?;
     if !from_result.is_empty() {
-        return from_result;
+        return Ok(from_result);
     }
-    c.get("resultDisplay")
+    Ok(c.get("resultDisplay")
         .and_then(Value::as_str)
         .unwrap_or_default()
-        .to_string()
+        .to_string())
 }
 
 /// The text of a `PartListUnion`: a string, a part, or a list of either. Text parts as they
-/// are, a `functionResponse` by its response, inline data as `[<mime type>]`.
-pub fn parts_text(v: Option<&Value>) -> String {
+/// are, a `functionResponse` by its response, inline data as `[<mime type>]`. `v` is at
+/// `field`: a part of another type, or a `text` or `inlineData.mimeType` of another type than
+/// a string, is a problem there.
+pub fn parts_text(v: Option<&Value>, field: &str) -> Result<String, FieldError> {
     match v {
-        Some(Value::String(s)) => s.clone(),
-        Some(Value::Array(parts)) => parts
-            .iter()
-            .map(|p| parts_text(Some(p)))
-            .filter(|s| !s.is_empty())
-            .collect::<Vec<_>>()
-            .join("\n"),
-        Some(Value::Object(p)) => part_text(p),
-        _ => String::new(),
+        None | Some(Value::Null) => Ok(String::new()),
+        Some(Value::String(s)) => Ok(s.clone()),
+        Some(Value::Array(parts)) => {
+            let mut texts = Vec::new();
+            for (i, p) in parts.iter().enumerate() {
+                let text = parts_text(Some(p), &format!("{field}[{i}]"))?;
+                if !text.is_empty() {
+                    texts.push(text);
+                }
+            }
+            Ok(texts.join("\n"))
+        }
+        Some(Value::Object(p)) => part_text(p, field),
+        Some(v) => Err(wrong(field, "string, part or array", v)),
     }
 }
 
-fn part_text(p: &Map<String, Value>) -> String {
-    if let Some(t) = p.get("text").and_then(Value::as_str) {
-        return t.to_string();
+fn part_text(p: &Map<String, Value>, field: &str) -> Result<String, FieldError> {
+    if let Some(t) = opt_str(p.get("text"), &format!("{field}.text"))? {
+        return Ok(t.to_string());
     }
+    // The response is the tool's own: read as it comes.
     if let Some(r) = p.get("functionResponse").and_then(|f| f.get("response")) {
-        return ["output", "error", "content"]
+        return Ok(["output", "error", "content"]
             .iter()
             .find_map(|k| r.get(*k).and_then(Value::as_str))
-            .map_or_else(|| r.to_string(), str::to_string);
+            .map_or_else(|| r.to_string(), str::to_string));
     }
-    match p.get("inlineData").and_then(|d| d.get("mimeType")) {
-        Some(Value::String(mime)) => format!("[{mime}]"),
-        _ => String::new(),
-    }
+    let data = format!("{field}.inlineData");
+    let mime = str_at(p.get("inlineData"), &data, &["mimeType"])?;
+    Ok(mime.map_or_else(String::new, |mime| format!("[{mime}]")))
 }
 
 /// The exit code Gemini's shell tool states in its output (`Exit Code: N`).

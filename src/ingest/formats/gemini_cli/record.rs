@@ -103,8 +103,9 @@ impl Record {
     }
 
     /// The file's own `kind`: `subagent` for a sub-agent's conversation.
-    pub fn is_subagent(&self) -> bool {
-        self.meta.get("kind").and_then(Value::as_str) == Some("subagent")
+    pub fn is_subagent(&self) -> Result<bool, FieldError> {
+        let kind = crate::ingest::formats::values::opt_str(self.meta.get("kind"), "kind")?;
+        Ok(kind == Some("subagent"))
     }
 }
 
