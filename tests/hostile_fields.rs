@@ -486,6 +486,7 @@ const CODEX: &str =
     "codex/2025/03/10/rollout-2025-03-10T09-00-00-0195a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a51.jsonl";
 const GEMINI: &str = "gemini_cli/chats/session-2026-01-05T10-00-5e0c7a21.json";
 const GEMINI_LINES: &str = "gemini_cli/chats/session-2026-01-06T09-00-9a8b7c6d.jsonl";
+const ATIF: &str = "atif/claude-code-fix.json";
 const PI: &str = "pi/2025-03-04T10-15-00-000Z_6c1e2f0a-4b7d-4e59-9a3c-2d8f1b7e5a10.jsonl";
 
 /// The same audit for the importers that came after (issue #32, H, next door): a field of
@@ -856,6 +857,98 @@ fn other_importers_fields_of_the_wrong_type() {
             field: "toolCalls[0].status",
             expected: "string",
             found: "integer",
+        },
+        Case {
+            what: "an ATIF trajectory's agent",
+            format: Atif,
+            fixture: ATIF,
+            line: None,
+            edit: |d| d["agent"] = json!("x"),
+            field: "agent",
+            expected: "object",
+            found: "string",
+        },
+        Case {
+            what: "an ATIF agent's name",
+            format: Atif,
+            fixture: ATIF,
+            line: None,
+            edit: |d| d["agent"]["name"] = json!(5),
+            field: "agent.name",
+            expected: "string",
+            found: "integer",
+        },
+        Case {
+            what: "an ATIF agent's model_name",
+            format: Atif,
+            fixture: ATIF,
+            line: None,
+            edit: |d| d["agent"]["model_name"] = json!(5),
+            field: "agent.model_name",
+            expected: "string",
+            found: "integer",
+        },
+        Case {
+            what: "an ATIF session_id",
+            format: Atif,
+            fixture: ATIF,
+            line: None,
+            edit: |d| d["session_id"] = json!(5),
+            field: "session_id",
+            expected: "string",
+            found: "integer",
+        },
+        Case {
+            what: "an ATIF step's message",
+            format: Atif,
+            fixture: ATIF,
+            line: None,
+            edit: |d| d["steps"][0]["message"] = json!(5),
+            field: "steps[0].message",
+            expected: "string or array",
+            found: "integer",
+        },
+        Case {
+            what: "an ATIF step's model_name",
+            format: Atif,
+            fixture: ATIF,
+            line: None,
+            edit: |d| d["steps"][1]["model_name"] = json!(5),
+            field: "steps[1].model_name",
+            expected: "string",
+            found: "integer",
+        },
+        Case {
+            what: "an ATIF result's content",
+            format: Atif,
+            fixture: ATIF,
+            line: None,
+            edit: |d| d["steps"][1]["observation"]["results"][0]["content"] = json!(5),
+            field: "steps[1].observation.results[0].content",
+            expected: "string or array",
+            found: "integer",
+        },
+        Case {
+            what: "an ATIF result's extra",
+            format: Atif,
+            fixture: ATIF,
+            line: None,
+            edit: |d| d["steps"][1]["observation"]["results"][0]["extra"] = json!("x"),
+            field: "steps[1].observation.results[0].extra",
+            expected: "object",
+            found: "string",
+        },
+        Case {
+            what: "an ATIF result's is_error",
+            format: Atif,
+            fixture: ATIF,
+            line: None,
+            edit: |d| {
+                d["steps"][1]["observation"]["results"][0]["extra"] = json!({"is_error": "yes"})
+            },
+            field: "steps[1].observation.results[0].extra.is_error",
+            expected: "boolean",
+            found: "string",
         },
     ];
     let mut failed = Vec::new();

@@ -11,7 +11,7 @@ use crate::ingest::error::{FieldError, ParseError, Policy, ProblemKind};
 use crate::ingest::events::Copied;
 use crate::ingest::formats::builder::{canonical_tool, error_class, Builder};
 use crate::ingest::formats::swe_agent::wording;
-use crate::ingest::formats::values::text_of;
+use crate::ingest::formats::values::{object, text_of, typed, typed_at};
 use crate::ingest::LoadedRun;
 use crate::model::{tokens_from_chars, Request};
 use crate::normalize::family::{tool_kind, ToolKind};
@@ -64,6 +64,28 @@ impl Reader {
 
     fn field_problem(&mut self, e: FieldError) -> Result<(), ParseError> {
         self.problem(&e.field, e.kind)
+    }
+
+    /// A field read by the shared readers ([`typed`]): one of the wrong type is a problem
+    /// and counts as absent.
+    fn or_absent<T>(
+        &mut self,
+        read: Result<Option<T>, FieldError>,
+    ) -> Result<Option<T>, ParseError> {
+        match read {
+            Ok(v) => Ok(v),
+            Err(e) => self.field_problem(e).map(|()| None),
+        }
+    }
+
+    /// The text of a step's `message` or a result's `content` at `field`: a string or an
+    /// array of parts ([`text_of`]); another type is a problem and counts as no text.
+    fn text(&mut self, v: Option<&Value>, field: &str) -> Result<String, ParseError> {
+        let parts = |v: &Value| (v.is_string() || v.is_array()).then_some(());
+        match self.or_absent(typed(v, field, "string or array", parts))? {
+            Some(()) => Ok(text_of(v)),
+            None => Ok(String::new()),
+        }
     }
 
     /// A document that cannot be read at all: one problem, no events.
@@ -149,14 +171,21 @@ impl Reader {
                 return self.field_problem(metrics::wrong(format!("{prefix}steps"), "array", other))
             }
         };
-        let owner = doc.get("agent").and_then(Value::as_object);
-        let name = owner.and_then(|a| a.get("name")).and_then(Value::as_str);
+        let at = format!("{prefix}agent");
+        let owner = self.or_absent(typed(doc.get("agent"), &at, "object", object))?;
+        let name = self.or_absent(typed_at(owner, &at, &["name"], "string", Value::as_str))?;
         let tables = tables(name.unwrap_or(""));
-        let model = owner
-            .and_then(|a| a.get("model_name"))
-            .and_then(Value::as_str)
-            .filter(|m| !m.is_empty());
-        let session = doc.get("session_id").and_then(Value::as_str).unwrap_or("");
+        let model = self.or_absent(typed_at(
+            owner,
+            &at,
+            &["model_name"],
+            "string",
+            Value::as_str,
+        ))?;
+        let model = model.filter(|m| !m.is_empty());
+        let at = format!("{prefix}session_id");
+        let session = self.or_absent(typed(doc.get("session_id"), &at, "string", Value::as_str))?;
+        let session = session.unwrap_or("");
         let embedded: Vec<(usize, &Object)> = subagents(doc).collect();
         let mut read = BTreeSet::new();
         for (i, raw) in steps.iter().enumerate() {
@@ -185,7 +214,7 @@ impl Reader {
                 agent,
             };
             if obj.get("is_copied_context") == Some(&Value::Bool(true)) {
-                self.copy(&step, session);
+                self.copy(&step, session)?;
                 continue;
             }
             self.step(&step, prefix, &tables, model)?;
@@ -230,7 +259,7 @@ impl Reader {
         model: Option<&str>,
     ) -> Result<(), ParseError> {
         let main = step.agent == "main";
-        let text = text_of(step.obj.get("message"));
+        let text = self.text(step.obj.get("message"), &format!("{}.message", step.field))?;
         if step.source != "agent" {
             if main && compaction(step.obj) {
                 let summary = match results_text(step.obj) {
@@ -253,12 +282,9 @@ impl Reader {
             if let (true, Some(u)) = (main, usage) {
                 self.last_prompt = u.prompt();
             }
-            let model = step
-                .obj
-                .get("model_name")
-                .and_then(Value::as_str)
-                .filter(|m| !m.is_empty())
-                .or(model);
+            let at = format!("{}.model_name", step.field);
+            let own = typed(step.obj.get("model_name"), &at, "string", Value::as_str);
+            let model = self.or_absent(own)?.filter(|m| !m.is_empty()).or(model);
             let request = Request {
                 usage,
                 model: model.map(str::to_string),
@@ -345,7 +371,7 @@ impl Reader {
                 self.problem(&at, ProblemKind::NotAnObject)?;
                 continue;
             };
-            let output = text_of(result.get("content"));
+            let output = self.text(result.get("content"), &format!("{at}.content"))?;
             let id = match result.get("source_call_id") {
                 None | Some(Value::Null) => None,
                 Some(Value::String(id)) => Some(id.as_str()),
@@ -357,7 +383,9 @@ impl Reader {
             };
             match id.map(|id| (id, calls.remove(id))) {
                 Some((id, Some((tool, args)))) => {
-                    let (success, class) = verdict(result, &tool, &args, &output, tables);
+                    let extra = flagged_failure(result.get("extra"), &format!("{at}.extra"));
+                    let flagged = self.or_absent(extra)?;
+                    let (success, class) = verdict(flagged, &tool, &args, &output, tables);
                     self.b.result(step.agent, id, success, &output, class);
                 }
                 Some((id, None)) => {
@@ -374,16 +402,16 @@ impl Reader {
 
     /// A step copied from an earlier trajectory (`is_copied_context`): context the next
     /// requests carry, not a new request (counted in `input.copied`).
-    fn copy(&mut self, step: &Step<'_>, session: &str) {
+    fn copy(&mut self, step: &Step<'_>, session: &str) -> Result<(), ParseError> {
         if step.agent != "main" {
-            return;
+            return Ok(());
         }
         let role = match step.source {
             "agent" => "assistant",
             other => other,
         };
-        self.b
-            .message(role, &text_of(step.obj.get("message")), None);
+        let text = self.text(step.obj.get("message"), &format!("{}.message", step.field))?;
+        self.b.message(role, &text, None);
         let results = results_text(step.obj);
         if !results.is_empty() {
             self.b.message("tool", &results, None);
@@ -402,6 +430,7 @@ impl Reader {
                 .map_or(0, |u| u.total());
             self.copied.tokens += tokens;
         }
+        Ok(())
     }
 }
 
@@ -483,13 +512,13 @@ fn call_parts<'v>(
 /// call's output is judged by the anchored wordings of shell output without an exit code
 /// (SWE-agent's); any other call succeeded.
 fn verdict(
-    result: &Object,
+    flagged: Option<bool>,
     tool: &str,
     args: &Object,
     output: &str,
     tables: &Tables,
 ) -> (bool, Option<String>) {
-    match flagged_failure(result.get("extra")) {
+    match flagged {
         Some(true) => (false, error_class(tables.errors, output)),
         Some(false) => (true, None),
         None if tool_kind(tool, args) == ToolKind::Shell => {
@@ -501,13 +530,17 @@ fn verdict(
 }
 
 /// The converters' error flags in a result's `extra`: `is_error` (Copilot CLI's),
-/// `tool_result_is_error` (Claude Code's), or `success` (Copilot's session events).
-fn flagged_failure(extra: Option<&Value>) -> Option<bool> {
-    let extra = extra?.as_object()?;
-    let flag = |k: &str| extra.get(k).and_then(Value::as_bool);
-    flag("is_error")
-        .or_else(|| flag("tool_result_is_error"))
-        .or_else(|| flag("success").map(|ok| !ok))
+/// `tool_result_is_error` (Claude Code's), or `success` (Copilot's session events). An
+/// `extra` that is no object, or a flag that is no boolean, is a problem at `at`.
+fn flagged_failure(extra: Option<&Value>, at: &str) -> Result<Option<bool>, FieldError> {
+    let flag = |k: &str| typed_at(extra, at, &[k], "boolean", Value::as_bool);
+    if let Some(failed) = flag("is_error")? {
+        return Ok(Some(failed));
+    }
+    if let Some(failed) = flag("tool_result_is_error")? {
+        return Ok(Some(failed));
+    }
+    Ok(flag("success")?.map(|ok| !ok))
 }
 
 /// The embedded sub-agent trajectories, with their index.
