@@ -487,6 +487,7 @@ const CODEX: &str =
 const GEMINI: &str = "gemini_cli/chats/session-2026-01-05T10-00-5e0c7a21.json";
 const GEMINI_LINES: &str = "gemini_cli/chats/session-2026-01-06T09-00-9a8b7c6d.jsonl";
 const ATIF: &str = "atif/claude-code-fix.json";
+const OPENCODE_RUN: &str = "opencode/run.jsonl";
 const PI: &str = "pi/2025-03-04T10-15-00-000Z_6c1e2f0a-4b7d-4e59-9a3c-2d8f1b7e5a10.jsonl";
 
 /// The same audit for the importers that came after (issue #32, H, next door): a field of
@@ -950,6 +951,56 @@ fn other_importers_fields_of_the_wrong_type() {
             expected: "boolean",
             found: "string",
         },
+        Case {
+            what: "an OpenCode part's type",
+            format: OpenCodeStream,
+            fixture: OPENCODE_RUN,
+            line: Some(3),
+            edit: |l| l["part"]["type"] = json!(5),
+            field: "part.type",
+            expected: "string",
+            found: "integer",
+        },
+        Case {
+            what: "an OpenCode user line's parts",
+            format: OpenCodeStream,
+            fixture: OPENCODE_RUN,
+            line: Some(1),
+            edit: |l| l["parts"] = json!("x"),
+            field: "parts",
+            expected: "array",
+            found: "string",
+        },
+        Case {
+            what: "an OpenCode user part's text",
+            format: OpenCodeStream,
+            fixture: OPENCODE_RUN,
+            line: Some(1),
+            edit: |l| l["parts"][0]["text"] = json!(5),
+            field: "parts[0].text",
+            expected: "string",
+            found: "integer",
+        },
+        Case {
+            what: "an OpenCode user part's ignored",
+            format: OpenCodeStream,
+            fixture: OPENCODE_RUN,
+            line: Some(1),
+            edit: |l| l["parts"][0]["ignored"] = json!("yes"),
+            field: "parts[0].ignored",
+            expected: "boolean",
+            found: "string",
+        },
+        Case {
+            what: "an OpenCode user part's type",
+            format: OpenCodeStream,
+            fixture: OPENCODE_RUN,
+            line: Some(1),
+            edit: |l| l["parts"][0]["type"] = json!(5),
+            field: "parts[0].type",
+            expected: "string",
+            found: "integer",
+        },
     ];
     let mut failed = Vec::new();
     for case in cases {
@@ -964,4 +1015,160 @@ fn other_importers_fields_of_the_wrong_type() {
         }
     }
     assert!(failed.is_empty(), "failed (see above): {failed:#?}");
+}
+
+/// OpenCode stream parts that are read when their step finishes (text and tool parts): the
+/// problem is located at the part's own line; under `--strict` the stop is reported at the
+/// line that finished the step (the `step_finish` line after it), with the same field.
+/// All these parts are in run.jsonl's first step, which line 5 finishes.
+#[test]
+fn opencode_stream_parts_read_at_the_step_finish() {
+    use InputFormat::*;
+    let cases = [
+        Case {
+            what: "an OpenCode text part's text",
+            format: OpenCodeStream,
+            fixture: OPENCODE_RUN,
+            line: Some(3),
+            edit: |l| l["part"]["text"] = json!(5),
+            field: "part.text",
+            expected: "string",
+            found: "integer",
+        },
+        Case {
+            what: "an OpenCode tool's metadata",
+            format: OpenCodeStream,
+            fixture: OPENCODE_RUN,
+            line: Some(4),
+            edit: |l| l["part"]["state"]["metadata"] = json!("x"),
+            field: "part.state.metadata",
+            expected: "object",
+            found: "string",
+        },
+        Case {
+            what: "an OpenCode tool's exit code",
+            format: OpenCodeStream,
+            fixture: OPENCODE_RUN,
+            line: Some(4),
+            edit: |l| l["part"]["state"]["metadata"] = json!({"exit": "1"}),
+            field: "part.state.metadata.exit",
+            expected: "integer",
+            found: "string",
+        },
+        Case {
+            what: "an OpenCode task's child session",
+            format: OpenCodeStream,
+            fixture: OPENCODE_RUN,
+            line: Some(4),
+            edit: |l| l["part"]["state"]["metadata"] = json!({"sessionId": 5}),
+            field: "part.state.metadata.sessionId",
+            expected: "string",
+            found: "integer",
+        },
+        Case {
+            what: "an OpenCode tool's output",
+            format: OpenCodeStream,
+            fixture: OPENCODE_RUN,
+            line: Some(4),
+            edit: |l| l["part"]["state"]["output"] = json!(5),
+            field: "part.state.output",
+            expected: "string",
+            found: "integer",
+        },
+    ];
+    const FIRST_STEP_FINISH: u64 = 5;
+    let mut failed = Vec::new();
+    for case in cases {
+        let line = case.line.expect("a stream line");
+        let (_dir, path) = session(case.fixture, line, case.edit);
+        let problem = wrong_type(
+            &path,
+            Some(line as u64),
+            case.field,
+            case.expected,
+            case.found,
+        );
+        let check = || {
+            let run = import(&path, "t", case.format, Policy::Lenient).expect("lenient");
+            assert_eq!(
+                run.problems.listed,
+                vec![problem.clone()],
+                "problems listed"
+            );
+            let err = import(&path, "t", case.format, Policy::Strict).expect_err("strict");
+            let finished = ParseError {
+                line: Some(FIRST_STEP_FINISH),
+                ..problem.clone()
+            };
+            assert_eq!(err, finished, "strict error");
+        };
+        if std::panic::catch_unwind(check).is_err() {
+            failed.push(case.what);
+        }
+    }
+    assert!(failed.is_empty(), "failed (see above): {failed:#?}");
+}
+
+/// In OpenCode's storage folder, an assistant message's `modelID` or `summary` of the wrong
+/// type is a problem located in the message's file, and counts as absent.
+#[test]
+fn opencode_message_info_of_the_wrong_type() {
+    use hindsight::ingest::formats::import_session;
+    use hindsight::ingest::Limits;
+    let cases: [(&str, Value, &str, &str); 2] = [
+        ("modelID", json!(5), "string", "integer"),
+        ("summary", json!("yes"), "boolean", "string"),
+    ];
+    for (key, value, expected, found) in cases {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let store = dir.path().join("storage");
+        copy_tree(&fixture("opencode/storage"), &store);
+        let file = store.join("message/ses_main/msg_main_002.json");
+        let mut info: Value =
+            serde_json::from_slice(&fs::read(&file).expect("read")).expect("json");
+        info[key] = value;
+        fs::write(&file, info.to_string()).expect("write");
+        let read = |policy| {
+            let limits = Limits::default();
+            import_session(
+                &store,
+                "ses_main",
+                "t",
+                InputFormat::OpenCode,
+                policy,
+                &limits,
+            )
+        };
+        let run = read(Policy::Lenient).expect("lenient read loads");
+        assert_eq!(run.problems.count, 1, "{key}: {:?}", run.problems.listed);
+        let problem = run.problems.listed[0].clone();
+        assert!(
+            problem.path.ends_with("msg_main_002.json"),
+            "{key}: {problem:?}"
+        );
+        assert_eq!(problem.field.as_deref(), Some(key));
+        let kind = ProblemKind::WrongType {
+            expected,
+            found: found.to_string(),
+        };
+        assert_eq!(problem.kind, kind);
+        assert!(!run.events.is_empty());
+        assert_eq!(
+            read(Policy::Strict).expect_err("strict read fails"),
+            problem
+        );
+    }
+}
+
+fn copy_tree(from: &Path, to: &Path) {
+    fs::create_dir_all(to).expect("mkdir");
+    for entry in fs::read_dir(from).expect("read_dir") {
+        let entry = entry.expect("entry");
+        let target = to.join(entry.file_name());
+        if entry.file_type().expect("type").is_dir() {
+            copy_tree(&entry.path(), &target);
+        } else {
+            fs::copy(entry.path(), &target).expect("copy");
+        }
+    }
 }

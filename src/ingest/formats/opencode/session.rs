@@ -13,7 +13,7 @@
 use super::{ERRORS, TOOLS};
 use crate::ingest::error::{FieldError, ParseError, Policy, ProblemKind};
 use crate::ingest::formats::builder::{canonical_tool, error_class, Builder};
-use crate::ingest::formats::values::wrong;
+use crate::ingest::formats::values::{object, opt_str, typed, typed_at, wrong};
 use crate::ingest::Copied;
 use crate::model::{Request, Todo, TokenSource, Usage};
 use serde_json::{Map, Value};
@@ -134,18 +134,17 @@ impl<'b> Session<'b> {
     ) -> Result<(), ParseError> {
         self.b.record();
         if copied {
-            self.copied(m);
-            return Ok(());
+            return self.copied(m);
         }
         match m.info.get("role").and_then(Value::as_str) {
             Some("user") => {
                 for p in &m.parts {
-                    self.user_part(p);
+                    self.user_part(p)?;
                 }
                 Ok(())
             }
             Some("assistant") => {
-                self.begin_assistant(&m.info);
+                self.begin_assistant(&m.info, &m.at)?;
                 for p in &m.parts {
                     self.b.record();
                     self.part(p.clone(), children)?;
@@ -163,12 +162,22 @@ impl<'b> Session<'b> {
     }
 
     /// A user part: its text joins the history (the main agent's); a `compaction` part asks
-    /// for the summary the next assistant message holds.
-    pub fn user_part(&mut self, p: &StoredPart) {
-        match p.part.get("type").and_then(Value::as_str) {
+    /// for the summary the next assistant message holds. A part whose `type`, `text` or
+    /// `ignored` has the wrong type is a problem and is passed over.
+    pub fn user_part(&mut self, p: &StoredPart) -> Result<(), ParseError> {
+        let kind = match opt_str(p.part.get("type"), "type") {
+            Ok(kind) => kind,
+            Err(e) => return self.record(&p.at, e),
+        };
+        match kind {
             Some("text") => {
-                let ignored = p.part.get("ignored").and_then(Value::as_bool) == Some(true);
-                let text = p.part.get("text").and_then(Value::as_str).unwrap_or("");
+                let ignored = typed(p.part.get("ignored"), "ignored", "boolean", Value::as_bool);
+                let text = ignored.and_then(|i| Ok((i, opt_str(p.part.get("text"), "text")?)));
+                let (ignored, text) = match text {
+                    Ok((ignored, text)) => (ignored == Some(true), text),
+                    Err(e) => return self.record(&p.at, e),
+                };
+                let text = text.unwrap_or("");
                 if self.main() && !ignored && !text.is_empty() {
                     self.b.message("user", text, None);
                 }
@@ -177,6 +186,7 @@ impl<'b> Session<'b> {
             Some(t) => self.unknown(t),
             None => {}
         }
+        Ok(())
     }
 
     fn unknown(&mut self, t: &str) {
@@ -188,20 +198,35 @@ impl<'b> Session<'b> {
             .or_default() += 1;
     }
 
-    /// The start of an assistant message: its model, and whether it is a summary.
-    pub fn begin_assistant(&mut self, info: &Map<String, Value>) {
-        self.model = info
-            .get("modelID")
-            .and_then(Value::as_str)
-            .map(str::to_string);
-        self.summary = info.get("summary").and_then(Value::as_bool) == Some(true);
+    /// The start of an assistant message (found at `at`): its model, and whether it is a
+    /// summary. A `modelID` or `summary` of the wrong type is a problem and counts as absent.
+    pub fn begin_assistant(
+        &mut self,
+        info: &Map<String, Value>,
+        at: &Origin,
+    ) -> Result<(), ParseError> {
+        let model = match opt_str(info.get("modelID"), "modelID") {
+            Ok(model) => model.map(str::to_string),
+            Err(e) => self.record(at, e).map(|()| None)?,
+        };
+        let summary = match typed(info.get("summary"), "summary", "boolean", Value::as_bool) {
+            Ok(summary) => summary,
+            Err(e) => self.record(at, e).map(|()| None)?,
+        };
+        self.model = model;
+        self.summary = summary == Some(true);
         self.stepped = false;
         self.loose.clear();
+        Ok(())
     }
 
     /// One part of an assistant message, in order.
     pub fn part(&mut self, p: StoredPart, children: &mut Children<'_>) -> Result<(), ParseError> {
-        match p.part.get("type").and_then(Value::as_str) {
+        let kind = match opt_str(p.part.get("type"), "type") {
+            Ok(kind) => kind,
+            Err(e) => return self.record(&p.at, e),
+        };
+        match kind {
             Some("step-start") => {
                 self.stepped = true;
                 self.finish_step(None, children)?;
@@ -293,11 +318,10 @@ impl<'b> Session<'b> {
         let mut said = Vec::new();
         for p in parts {
             match p.part.get("type").and_then(Value::as_str) {
-                Some("text") => {
-                    if let Some(t) = p.part.get("text").and_then(Value::as_str) {
-                        said.push(t.to_string());
-                    }
-                }
+                Some("text") => match opt_str(p.part.get("text"), "text") {
+                    Ok(t) => said.extend(t.map(str::to_string)),
+                    Err(e) => self.record(&p.at, e)?,
+                },
                 Some("tool") => {
                     if let Err(e) = self.tool(&p.part, children) {
                         match e {
@@ -340,14 +364,24 @@ impl<'b> Session<'b> {
             Some(Value::Object(a)) => a.clone(),
             Some(v) => return Err(wrong("state.input", "object", v).into()),
         };
+        // The metadata the part's result reads, checked before the call is made.
+        let metadata = typed(state.get("metadata"), "state.metadata", "object", object)?;
+        let meta = |k| typed_at(metadata, "state.metadata", &[k], "string", Value::as_str);
+        let child = meta("sessionId")?;
+        let exit = typed_at(
+            metadata,
+            "state.metadata",
+            &["exit"],
+            "integer",
+            Value::as_i64,
+        )?;
         let tool = canonical_tool(TOOLS, name);
         let todos = (tool == "todo_write").then(|| todos(&args)).flatten();
         self.b.call(&self.agent, id, tool.clone(), args);
         if let Some(todos) = todos {
             self.b.todos(&self.agent, todos);
         }
-        let metadata = state.get("metadata").and_then(Value::as_object);
-        if let Some(child) = metadata.and_then(|m| m.get("sessionId")?.as_str()) {
+        if let Some(child) = child {
             children(self.b, child)?;
         }
         let status = match state.get("status") {
@@ -355,16 +389,15 @@ impl<'b> Session<'b> {
             None => return Err(FieldError::new("state.status", ProblemKind::MissingField).into()),
             Some(v) => return Err(wrong("state.status", "string", v).into()),
         };
-        let (ran, output) = match status {
-            "completed" => (true, state.get("output")),
-            "error" => (false, state.get("error")),
+        let (ran, key) = match status {
+            "completed" => (true, "output"),
+            "error" => (false, "error"),
             // Still pending or running when it was written: no result.
             _ => return Ok(()),
         };
-        let output = output.and_then(Value::as_str).unwrap_or_default();
+        let output = opt_str(state.get(key), &format!("state.{key}"))?.unwrap_or_default();
         // OpenCode's shell tool completes a command that exits non-zero and records the
         // code as `metadata.exit`: that is a failed command.
-        let exit = metadata.and_then(|m| m.get("exit")?.as_i64());
         let success = ran && exit.is_none_or(|code| code == 0);
         let class = (!success).then(|| error_class(ERRORS, output)).flatten();
         self.b.result(&self.agent, id, success, output, class);
@@ -373,7 +406,7 @@ impl<'b> Session<'b> {
 
     /// A fork's copy of its original session's message: its text and tool outputs build the
     /// context; its requests and tokens are counted under `input.copied`.
-    fn copied(&mut self, m: &StoredMessage) {
+    fn copied(&mut self, m: &StoredMessage) -> Result<(), ParseError> {
         let copied = self.b.stats.copied.get_or_insert_with(Copied::default);
         copied.entries += 1;
         let role = m.info.get("role").and_then(Value::as_str).unwrap_or("");
@@ -395,12 +428,12 @@ impl<'b> Session<'b> {
             }
         }
         if !self.main() {
-            return;
+            return Ok(());
         }
         for p in &m.parts {
             let part = &p.part;
             match (role, part.get("type").and_then(Value::as_str)) {
-                ("user", _) => self.user_part(p),
+                ("user", _) => self.user_part(p)?,
                 ("assistant", Some("text")) => {
                     let text = part.get("text").and_then(Value::as_str).unwrap_or("");
                     if !text.is_empty() {
@@ -420,6 +453,7 @@ impl<'b> Session<'b> {
                 _ => {}
             }
         }
+        Ok(())
     }
 }
 

@@ -17,7 +17,7 @@
 use super::session::{Origin, Session, StoredPart};
 use crate::ingest::error::{FieldError, ParseError, Policy, ProblemKind};
 use crate::ingest::formats::builder::Builder;
-use crate::ingest::formats::values::wrong;
+use crate::ingest::formats::values::{typed, wrong};
 use crate::ingest::formats::{open_lines, read_json_lines, LineSink, Sniffed};
 use crate::ingest::json::to_serde;
 use crate::ingest::{Limits, LoadedRun};
@@ -112,7 +112,10 @@ impl Sink<'_> {
         };
         if self.message.as_deref() != Some(message.as_str()) {
             self.end().map_err(stop)?;
-            self.session.begin_assistant(&Map::new());
+            let none = Origin::default();
+            self.session
+                .begin_assistant(&Map::new(), &none)
+                .map_err(stop)?;
             self.message = Some(message);
         }
         let at = Origin {
@@ -160,14 +163,19 @@ impl LineSink for Sink<'_> {
             }
             "user" => {
                 self.end().map_err(stop)?;
-                let parts = line.get("parts").and_then(Value::as_array);
-                for p in parts.into_iter().flatten() {
+                let parts = typed(line.get("parts"), "parts", "array", Value::as_array)?;
+                for (i, p) in parts.into_iter().flatten().enumerate() {
                     if let Value::Object(part) = p {
-                        let at = Origin::default();
-                        self.session.user_part(&StoredPart {
+                        let at = Origin {
+                            path: self.shown.clone(),
+                            line: Some(self.line),
+                            prefix: format!("parts[{i}]"),
+                        };
+                        let part = StoredPart {
                             part: part.clone(),
                             at,
-                        });
+                        };
+                        self.session.user_part(&part).map_err(stop)?;
                     }
                 }
                 Ok(())
