@@ -388,3 +388,24 @@ fn bad_lines_are_located_problems() {
         .expect("runs");
     assert_eq!(out.status.code(), Some(2));
 }
+
+/// A command's own output may be JSON with an `output` or `metadata` member (`cat
+/// result.json`): unless its members have the types of Codex's wrapper (a string `output`,
+/// an integer `metadata.exit_code`), it is the command's text as recorded, read under
+/// `--strict` with no problem, not a wrapper of the wrong type.
+#[test]
+fn a_commands_own_json_output_is_text() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let text = std::fs::read_to_string(fixture(MAIN)).expect("fixture");
+    let own = r#"{\"output\": [1, 2], \"metadata\": \"made by the tool\"}"#;
+    let wrapped = r#"{\"output\": \"running 12 tests\\ntest result: ok. 12 passed; 0 failed\", \"metadata\": {\"exit_code\": 0, \"duration_seconds\": 0.4}}"#;
+    assert!(text.contains(wrapped), "the fixture's wrapped output");
+    let path = write(dir.path(), "own.jsonl", &text.replace(wrapped, own));
+    let run = import(&path, "own", InputFormat::Codex, Policy::Strict).expect("reads strictly");
+    let result = &common::tool_results(&run)["call_t5"];
+    assert_eq!(
+        result.output.as_deref(),
+        Some(r#"{"output": [1, 2], "metadata": "made by the tool"}"#)
+    );
+    assert!(result.success, "no exit code stated: not a failure");
+}

@@ -212,14 +212,14 @@ pub(super) fn output(p: &Map<String, Value>) -> Result<Output, FieldError> {
             text: String::new(),
             failed: false,
         }),
+        // Older Codex wraps an exec's output as JSON in the string; a command's own output
+        // may be JSON too. Only a wrapper whose members have the wrapper's types is read as
+        // one: anything else is the command's text, as recorded, and no problem.
         Some(Value::String(s)) => Ok(match serde_json::from_str::<Value>(s) {
             Ok(Value::Object(o)) if o.contains_key("output") || o.contains_key("metadata") => {
-                structured(&o).map_err(|e| nested("output", e))?
+                structured(&o).unwrap_or_else(|_| plain(s))
             }
-            _ => Output {
-                failed: text_exit_code(s).is_some_and(|c| c != 0),
-                text: s.clone(),
-            },
+            _ => plain(s),
         }),
         Some(Value::Object(o)) => structured(o).map_err(|e| nested("output", e)),
         Some(Value::Array(items)) => {
@@ -237,6 +237,14 @@ pub(super) fn output(p: &Map<String, Value>) -> Result<Output, FieldError> {
             })
         }
         Some(v) => Err(wrong("output", "string or object", v)),
+    }
+}
+
+/// A plain-text output: failed when its first line states a non-zero exit code.
+fn plain(s: &str) -> Output {
+    Output {
+        failed: text_exit_code(s).is_some_and(|c| c != 0),
+        text: s.to_string(),
     }
 }
 
