@@ -451,19 +451,7 @@ fn other_fields_of_the_wrong_type() {
             found: "string",
         },
     ];
-    let mut failed = Vec::new();
-    for case in cases {
-        let (_dir, path) = match case.line {
-            Some(line) => session(case.fixture, line, case.edit),
-            None => document(case.fixture, case.edit),
-        };
-        let line = case.line.map(|l| l as u64);
-        let problem = wrong_type(&path, line, case.field, case.expected, case.found);
-        if std::panic::catch_unwind(|| assert_one_problem(&path, case.format, problem)).is_err() {
-            failed.push(case.what);
-        }
-    }
-    assert!(failed.is_empty(), "failed (see above): {failed:#?}");
+    each_case_is_one_problem(cases);
 }
 
 /// An OpenHands wrapper whose `history` is no array is that problem, not a missing history
@@ -1002,19 +990,7 @@ fn other_importers_fields_of_the_wrong_type() {
             found: "integer",
         },
     ];
-    let mut failed = Vec::new();
-    for case in cases {
-        let (_dir, path) = match case.line {
-            Some(line) => session(case.fixture, line, case.edit),
-            None => document(case.fixture, case.edit),
-        };
-        let line = case.line.map(|l| l as u64);
-        let problem = wrong_type(&path, line, case.field, case.expected, case.found);
-        if std::panic::catch_unwind(|| assert_one_problem(&path, case.format, problem)).is_err() {
-            failed.push(case.what);
-        }
-    }
-    assert!(failed.is_empty(), "failed (see above): {failed:#?}");
+    each_case_is_one_problem(cases);
 }
 
 /// OpenCode stream parts that are read when their step finishes (text and tool parts): the
@@ -1171,4 +1147,22 @@ fn copy_tree(from: &Path, to: &Path) {
             fs::copy(entry.path(), &target).expect("copy");
         }
     }
+}
+
+/// Each case's recording, its field changed, holds exactly that one located problem
+/// (lenient) and stops on it (strict); every failing case is named before the test fails.
+fn each_case_is_one_problem<const N: usize>(cases: [Case; N]) {
+    let mut failed = Vec::new();
+    for case in cases {
+        let (_dir, path) = match case.line {
+            Some(line) => session(case.fixture, line, case.edit),
+            None => document(case.fixture, case.edit),
+        };
+        let line = case.line.map(|l| l as u64);
+        let problem = wrong_type(&path, line, case.field, case.expected, case.found);
+        if std::panic::catch_unwind(|| assert_one_problem(&path, case.format, problem)).is_err() {
+            failed.push(case.what);
+        }
+    }
+    assert!(failed.is_empty(), "failed (see above): {failed:#?}");
 }

@@ -55,24 +55,32 @@ fn partials(dir: &Path) -> Vec<PathBuf> {
         .collect()
 }
 
-/// Replays a corpus run with the hanging guard, sends `signal` once the guard and its
-/// grandchild are up, and checks what is left one second after `hindsight` exits.
-fn stopped_by(signal: i32, want_exit: i32) {
-    let dir = common::watched::open_tempdir();
-    let work = dir.path();
-    fs::write(work.join("guard.sh"), GUARD).expect("guard");
+/// `hindsight replay` of one corpus run as JSON in `work`, with `script` (written to
+/// `work/guard.sh`) as its external guard, which never answers within the test; `extra`
+/// appended.
+fn replay_with_guard(work: &Path, script: &str, extra: &[&str]) -> std::process::Child {
+    fs::write(work.join("guard.sh"), script).expect("guard");
     let corpus = Path::new(env!("CARGO_MANIFEST_DIR")).join("corpora/telegram-dropbear");
-    let mut hindsight = Command::new(assert_cmd::cargo::cargo_bin("hindsight"))
+    Command::new(assert_cmd::cargo::cargo_bin("hindsight"))
         .current_dir(work)
         .arg("replay")
         .arg(&corpus)
-        .args(["--format", "json", "--out", "report.json"])
+        .args(["--format", "json"])
+        .args(extra)
         .args(["--guard-timeout", "120", "--guard", "hangs=sh guard.sh"])
         .stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .spawn()
-        .expect("spawn");
+        .expect("spawn")
+}
+
+/// Replays a corpus run with the hanging guard, sends `signal` once the guard and its
+/// grandchild are up, and checks what is left one second after `hindsight` exits.
+fn stopped_by(signal: i32, want_exit: i32) {
+    let dir = common::watched::open_tempdir();
+    let work = dir.path();
+    let mut hindsight = replay_with_guard(work, GUARD, &["--out", "report.json"]);
     let pids = || {
         Some((
             pid_in(&work.join("guard.pid"))?,
@@ -129,23 +137,9 @@ fn sigterm_kills_what_hindsight_started_and_removes_staged_files() {
 fn adopted_orphans_leave_no_zombies() {
     let dir = common::watched::open_tempdir();
     let work = dir.path();
-    fs::write(
-        work.join("guard.sh"),
-        "( sleep 0.1 & )\n( sleep 0.2 & )\necho $$ > \"$PWD/guard.pid\"\nexec cat > /dev/null\n",
-    )
-    .expect("guard");
-    let corpus = Path::new(env!("CARGO_MANIFEST_DIR")).join("corpora/telegram-dropbear");
-    let mut hindsight = Command::new(assert_cmd::cargo::cargo_bin("hindsight"))
-        .current_dir(work)
-        .arg("replay")
-        .arg(&corpus)
-        .args(["--format", "json"])
-        .args(["--guard-timeout", "120", "--guard", "orphans=sh guard.sh"])
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("spawn");
+    let guard =
+        "( sleep 0.1 & )\n( sleep 0.2 & )\necho $$ > \"$PWD/guard.pid\"\nexec cat > /dev/null\n";
+    let mut hindsight = replay_with_guard(work, guard, &[]);
     wait_for("the guard", Duration::from_secs(60), || {
         pid_in(&work.join("guard.pid")).is_some()
     });
