@@ -53,8 +53,7 @@ impl ConfigFile {
             path: shown.clone(),
             message,
         };
-        let bytes = crate::ingest::files::read_named_file(path).map_err(file_error)?;
-        let value = crate::ingest::unique::from_user_file(&bytes).map_err(file_error)?;
+        let value = crate::ingest::unique::read_user_file(path).map_err(file_error)?;
         let mut guards: BTreeMap<String, Value> =
             serde_json::from_value(value).map_err(|e| file_error(e.to_string()))?;
         let external = match guards.remove(EXTERNAL) {

@@ -461,10 +461,7 @@ impl Input {
         let mut damaged = Vec::new();
         // Runs are handed on in input order: these are replayed for what they carry into
         // the run folder given, not reported.
-        let mut unreported = (projects.iter())
-            .flat_map(|p| p.runs.iter().map(|r| r.unreported))
-            .collect::<Vec<_>>()
-            .into_iter();
+        let mut unreported = (projects.iter()).flat_map(|p| p.runs.iter().map(|r| r.unreported));
         let (tx, rx) = std::sync::mpsc::sync_channel(QUEUE);
         let (bar_ref, noted) = (&bar, &noted);
         let result = std::thread::scope(|scope| {

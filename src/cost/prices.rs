@@ -10,7 +10,7 @@
 //! unpriced (a false split, never a false merge). A model with no price is reported as
 //! unpriced, never as free.
 
-use crate::ingest::files::read_named_file;
+use crate::ingest::unique::read_user_file;
 use serde_json::Value;
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -126,15 +126,10 @@ impl Prices {
     /// passed over; a price that is present but not a non-negative number is an error.
     pub fn with_file(mut self, path: &Path) -> Result<Self, PricesError> {
         let shown = path.display().to_string();
-        let bytes = read_named_file(path).map_err(|message| PricesError::File {
+        let json = read_user_file(path).map_err(|message| PricesError::File {
             path: shown.clone(),
             message,
         })?;
-        let json: Value =
-            crate::ingest::unique::from_user_file(&bytes).map_err(|message| PricesError::File {
-                path: shown.clone(),
-                message,
-            })?;
         let Value::Object(models) = json else {
             return Err(PricesError::NotAnObject { path: shown });
         };

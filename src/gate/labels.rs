@@ -188,9 +188,7 @@ impl Labels {
             path: shown.clone(),
             message,
         };
-        let bytes = crate::ingest::files::read_named_file(path).map_err(invalid)?;
-        let value: serde_json::Value =
-            crate::ingest::unique::from_user_file(&bytes).map_err(invalid)?;
+        let value = crate::ingest::unique::read_user_file(path).map_err(invalid)?;
         if let Some(summary) = results::by_run_id(&value).map_err(invalid)? {
             let notes = summary.notes.iter().map(|n| format!("{shown}: {n}"));
             return Ok(Self {
@@ -426,8 +424,10 @@ impl Labels {
             return Err(invalid("labels no run healthy and no run failed".into()));
         }
         let runs: Vec<(&str, &str)> = runs.into_iter().collect();
-        self.check_unambiguous(&runs).map_err(invalid)?;
-        if runs.iter().any(|(p, r)| self.get_of(p, r).is_some()) {
+        // Each run's label key, worked out once (it resolves the project's path).
+        let entries: Vec<String> = runs.iter().map(|(p, r)| self.entry_of(p, r)).collect();
+        self.check_unambiguous(&runs, &entries).map_err(invalid)?;
+        if entries.iter().any(|e| self.file.runs.contains_key(e)) {
             return Ok(());
         }
         let replayed: Vec<String> = runs.iter().map(|(p, r)| self.key_of(p, r)).collect();
@@ -455,17 +455,17 @@ impl Labels {
     /// No labelled name that two of `runs` share: `<project>/<runId>` joins with `/`, which
     /// run ids may hold (a Claude Code sub-agent's `<session>/<file>`), so project `a`'s run
     /// `b/c` and project `a/b`'s run `c` are both `a/b/c`, and one label would judge both.
-    fn check_unambiguous(&self, runs: &[(&str, &str)]) -> Result<(), String> {
+    /// `entries` are the runs' label keys ([`Labels::entry_of`]).
+    fn check_unambiguous(&self, runs: &[(&str, &str)], entries: &[String]) -> Result<(), String> {
         if !matches!(self.naming, Naming::Relative(_)) {
             return Ok(());
         }
-        let mut named: BTreeMap<String, (&str, &str)> = BTreeMap::new();
-        for &(project, run_id) in runs {
-            let key = self.entry_of(project, run_id);
-            if !self.file.runs.contains_key(&key) {
+        let mut named: BTreeMap<&str, (&str, &str)> = BTreeMap::new();
+        for (&(project, run_id), key) in runs.iter().zip(entries) {
+            if !self.file.runs.contains_key(key) {
                 continue;
             }
-            match named.get(&key) {
+            match named.get(key.as_str()) {
                 Some(&(other, other_run)) if (other, other_run) != (project, run_id) => {
                     return Err(format!(
                         "`{key}` names two replayed runs, run `{other_run}` of project \

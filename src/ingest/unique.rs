@@ -34,12 +34,14 @@ impl Error {
     }
 }
 
-/// A small JSON file the user hands a command (`--config`, `--prices`, labels), read as the
-/// recordings are: a leading byte order mark is no error, a key named twice is (which of
-/// the two was meant is unknown), said with its path (issue #32, J).
-pub fn from_user_file(bytes: &[u8]) -> Result<Value, String> {
-    let bytes = bytes.strip_prefix(super::files::BOM).unwrap_or(bytes);
-    from_slice(bytes).map_err(|e| match e {
+/// A small JSON file the user hands a command (`--config`, `--prices`, labels), read by the
+/// one reader of named files ([`super::files::read_named_file`]: regular files only, capped,
+/// a leading byte order mark skipped) and parsed as the recordings are: a key named twice
+/// is an error (which of the two was meant is unknown), said with its path (issue #32, J).
+/// The error is the reason alone; the caller's message names the path.
+pub fn read_user_file(path: &std::path::Path) -> Result<Value, String> {
+    let bytes = super::files::read_named_file(path)?;
+    from_slice(&bytes).map_err(|e| match e {
         Error::Duplicate(path) => format!("`{path}`: {}", ProblemKind::DuplicateKey),
         Error::Json(e) => format!("not JSON: {e}"),
     })

@@ -232,9 +232,7 @@ pub(super) fn harbor_found(root: &Path, threshold: f64) -> Result<Trials, Labels
         .iter()
         .filter(|f| f.file_name().is_some_and(|n| n == "result.json"));
     for file in results {
-        let bytes = crate::ingest::files::read_named_file(file)
-            .map_err(|message| invalid(file, message))?;
-        let value: Value = crate::ingest::unique::from_user_file(&bytes)
+        let value: Value = crate::ingest::unique::read_user_file(file)
             .map_err(|message| invalid(file, message))?;
         if value.get("trial_name").is_none() && value.get("verifier_result").is_none() {
             continue;

@@ -84,12 +84,13 @@ pub fn detect(path: &Path) -> Option<InputFormat> {
 pub fn detect_file(path: &Path, limits: &Limits) -> Result<Detected, ParseError> {
     let shown = crate::ingest::display(path);
     let (file, len) = open_regular(path, &shown)?;
+    let io = |e: std::io::Error| problem(&shown, ProblemKind::Io(e.to_string()));
     let mut reader = BufReader::new(file);
     let mut head = Vec::with_capacity(SNIFF_BYTES);
     (&mut reader)
         .take(SNIFF_BYTES as u64)
         .read_to_end(&mut head)
-        .map_err(|e| problem(&shown, ProblemKind::Io(e.to_string())))?;
+        .map_err(io)?;
     if head.starts_with(opencode::store::MAGIC) {
         return Ok(Detected::of(
             InputFormat::OpenCode,
@@ -103,18 +104,13 @@ pub fn detect_file(path: &Path, limits: &Limits) -> Result<Detected, ParseError>
     if matches!(judged, Detected::Format(_)) || !cut {
         return Ok(judged);
     }
-    let rewind = |reader: &mut BufReader<std::fs::File>| {
-        reader
-            .rewind()
-            .map_err(|e| problem(&shown, ProblemKind::Io(e.to_string())))
-    };
+    let rewind = |reader: &mut BufReader<std::fs::File>| reader.rewind().map_err(io);
     // The head is cut before the structure that tells: a long value first in a document
     // (issue #32, C). Judge the document's skeleton, streamed from the whole file.
     let structure = match first.as_bytes().first() {
         Some(b'{' | b'[') => {
             rewind(&mut reader)?;
-            let sk = skeleton::skeleton(&mut reader)
-                .map_err(|e| problem(&shown, ProblemKind::Io(e.to_string())))?;
+            let sk = skeleton::skeleton(&mut reader).map_err(io)?;
             Some((judge_structure(&sk.text), sk.cut))
         }
         _ => None,
