@@ -806,15 +806,7 @@ fn user_files_take_a_bom_and_refuse_a_key_named_twice() {
         "bom.json",
         b"\xEF\xBB\xBF{\"convergence_breaker\": {\"stalled\": 3}}",
     );
-    let out = hindsight()
-        .args(["replay", "corpora/healthy-go", "--config", &bom])
-        .output()
-        .expect("runs");
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    stdout_of(&["replay", "corpora/healthy-go", "--config", &bom]);
     let config = file(
         "c.json",
         br#"{"convergence_breaker": {"stalled": 3, "stalled": 4}}"#,
